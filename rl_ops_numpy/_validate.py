@@ -1,0 +1,71 @@
+"""Shape and value checks every operator shares.
+
+Every public operator goes through these helpers first, so that bad input fails with one clear
+`ValueError` naming the arguments, instead of being silently broadcast into a wrong answer.
+
+Dtype rule: floating inputs keep their dtype (float32 in, float32 out); integer, boolean, list and
+scalar inputs become float64. Mixed float32/float64 inputs compute in float64, as NumPy promotes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "as_float_arrays",
+    "check_binary_mask",
+    "check_ndim",
+    "check_positive",
+    "check_same_shape",
+]
+
+
+def _as_float(x: object) -> np.ndarray:
+    a = np.asarray(x)
+    if a.dtype.kind == "f":
+        return a
+    if a.dtype.kind in "biu":
+        return a.astype(np.float64)
+    raise ValueError(f"expected numbers, got an array of dtype {a.dtype}")
+
+
+def as_float_arrays(**named: object) -> tuple[np.ndarray, ...]:
+    """Convert every argument to a floating array of one common dtype, in the given order."""
+    arrays = {name: _as_float(x) for name, x in named.items()}
+    dtype = np.result_type(*arrays.values())
+    return tuple(a.astype(dtype, copy=False) for a in arrays.values())
+
+
+def _fmt(shape: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def check_same_shape(**named: np.ndarray) -> None:
+    """Raise ValueError naming every argument and its shape unless all shapes are equal."""
+    shapes = {name: np.shape(a) for name, a in named.items()}
+    if len(set(shapes.values())) > 1:
+        listed = ", ".join(f"{name} {_fmt(s)}" for name, s in shapes.items())
+        raise ValueError(f"shapes disagree: {listed}; these arguments must have the same shape")
+
+
+def check_ndim(ndim: int, **named: np.ndarray) -> None:
+    """Raise ValueError unless every argument has exactly `ndim` dimensions."""
+    for name, a in named.items():
+        if np.ndim(a) != ndim:
+            want = {1: "[T]", 2: "[B, T]"}.get(ndim, f"{ndim}-D")
+            raise ValueError(f"{name} must be {want}, got shape {_fmt(np.shape(a))}")
+
+
+def check_binary_mask(**named: np.ndarray) -> None:
+    """Raise ValueError unless every value of each mask is exactly 0 or 1."""
+    for name, m in named.items():
+        if np.count_nonzero(m == 0) + np.count_nonzero(m == 1) != np.size(m):
+            first = np.asarray(m)[(m != 0) & (m != 1)].flat[0]
+            raise ValueError(f"{name} must hold only 0 and 1, found {first!r}")
+
+
+def check_positive(**named: float) -> None:
+    """Raise ValueError unless every scalar is a finite number > 0."""
+    for name, v in named.items():
+        if not (np.ndim(v) == 0 and np.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be a finite number > 0, got {v!r}")

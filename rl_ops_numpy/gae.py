@@ -1,0 +1,218 @@
+r"""Generalized Advantage Estimation (GAE), for token batches and for single episodes.
+
+$$\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t),\qquad
+  \hat A_t = \delta_t + \gamma\lambda\,\hat A_{t+1}$$
+
+Unrolled, $\hat A_t = \sum_{k\ge t} (\gamma\lambda)^{k-t}\delta_k$: a reverse discounted sum. The
+lesson walks over time in Python; here the sum is a blockwise scan (one matrix product inside
+blocks of ``_BLOCK`` steps, a short recurrence across blocks), which is exact up to float rounding
+and runs at a small multiple of the cost of copying the arrays.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ._validate import (
+    as_float_arrays,
+    check_binary_mask,
+    check_ndim,
+    check_same_shape,
+)
+
+__all__ = ["compute_gae", "compute_gae_episode", "reverse_discounted_sum"]
+
+_BLOCK = 16
+
+
+@functools.lru_cache(maxsize=64)
+def _powers(c: float, n: int, dtype: np.dtype) -> np.ndarray:
+    # c**0 … c**(n-1), with 0**0 = 1 so that λ = 0 works
+    p = np.power(np.asarray(c, dtype=np.float64), np.arange(n)).astype(dtype)
+    p.flags.writeable = False
+    return p
+
+
+@functools.lru_cache(maxsize=64)
+def _triangle(c: float, n: int, dtype: np.dtype) -> np.ndarray:
+    # W[k, i] = c^{k−i} for k ≥ i, else 0  (n × n)
+    d = np.arange(n)[:, None] - np.arange(n)[None, :]
+    w = np.where(d >= 0, _powers(c, n, dtype)[np.maximum(d, 0)], 0).astype(dtype)
+    w.flags.writeable = False
+    return w
+
+
+def reverse_discounted_sum(x: np.ndarray, c: float, *, overwrite_x: bool = False) -> np.ndarray:
+    r"""$y_t = \sum_{k \ge t} c^{\,k-t} x_k$ along the last axis, i.e. $y_t = x_t + c\,y_{t+1}$.
+
+    Args:
+        x: ``[..., T]`` floating array.
+        c: discount in ``[0, 1]`` (``γλ`` for GAE).
+        overwrite_x: allow ``x`` to be used as scratch space.
+
+    Returns:
+        ``[..., T]`` array of ``x``'s dtype.
+
+    Blockwise: split time into ``nb`` blocks of ``L = _BLOCK`` steps. The sum at the start of
+    each block, ``g_j = Σ_i c^i x_{j,i}``, is one matrix-vector product; the finished starts
+    ``s_j = g_j + c^L s_{j+1}`` are the same scan over ``nb`` values. Adding ``c·s_{j+1}`` to the
+    last step of block ``j`` makes every block independent, and then one matrix product with the
+    ``L×L`` triangle ``W[k, i] = c^{k-i}`` (k ≥ i) finishes all blocks at once.
+    """
+    *lead, T = x.shape  # leading (batch) dims, time
+    L = _BLOCK
+    if T <= L:
+        return x @ _triangle(float(c), T, x.dtype)
+    nb = -(-T // L)  # number of blocks
+    if T == nb * L:
+        xb = (x if overwrite_x else x.copy()).reshape(*lead, nb, L)
+    else:
+        xb = np.zeros((*lead, nb * L), x.dtype)
+        xb[..., :T] = x
+        xb = xb.reshape(*lead, nb, L)
+    pw = _powers(float(c), L + 1, x.dtype)  # c^0 … c^L
+    # g_j = Σ_i c^i x_{j,i}: block j's own contribution to the sum at its first step
+    g = xb @ pw[:L]
+    # s_j = g_j + c^L s_{j+1}: the finished sum at the first step of block j
+    s = reverse_discounted_sum(g, float(pw[L]))
+    # x_{j,L−1} += c s_{j+1}: hand each block the sum that follows it
+    xb[..., :-1, L - 1] += pw[1] * s[..., 1:]
+    # y_{j,i} = Σ_{k ≥ i} c^{k−i} x_{j,k} inside each block
+    y = (xb @ _triangle(float(c), L, x.dtype)).reshape(*lead, nb * L)
+    return y if T == nb * L else y[..., :T].copy()
+
+
+def _contiguous_rows(real: np.ndarray) -> bool:
+    """True if every row's ones form one run (left padding, right padding, or both)."""
+    # a run starts where a 1 follows a 0 (or opens the row); each non-empty row needs exactly one
+    starts = np.count_nonzero(real[:, 1:] & ~real[:, :-1]) + np.count_nonzero(real[:, 0])
+    return starts == np.count_nonzero(real.any(axis=1))
+
+
+def _gae_contiguous(r, v, real, gamma: float, lam: float):
+    pad = ~real
+    # V(s_t) on response tokens, 0 on padding (so padded values never enter a sum)
+    v_real = v.copy()
+    np.copyto(v_real, 0, where=pad)
+    # δ_t = r_t − V(s_t) + γ V(s_{t+1}), with V(s_{t+1}) = 0 past the end of the response
+    delta = r - v_real
+    flat_delta, flat_v = delta.reshape(-1), v_real.reshape(-1)
+    flat_delta[:-1] += flat_v[1:] if gamma == 1 else gamma * flat_v[1:]
+    delta[:, -1] = r[:, -1] - v_real[:, -1]  # undo the step across each row's end
+    np.copyto(delta, 0, where=pad)
+    # Â_t = δ_t + γλ Â_{t+1}
+    adv = reverse_discounted_sum(delta, gamma * lam, overwrite_x=True)
+    np.copyto(adv, 0, where=pad)
+    # R_t = Â_t + V(s_t)
+    return adv, np.add(adv, v_real, out=v_real)
+
+
+def compute_gae(rewards, values, mask, gamma: float = 1.0, lam: float = 0.95):
+    r"""GAE over a batch of token sequences.
+
+    $$\delta_t = r_t + \gamma V_{t'} - V_t,\qquad \hat A_t = \delta_t + \gamma\lambda \hat A_{t'},
+      \qquad R_t = \hat A_t + V_t$$
+
+    where $t'$ is the next response token after $t$ in the same row ($V_{t'} = \hat A_{t'} = 0$
+    after the last one).
+
+    Args:
+        rewards: ``[B, T]`` token rewards (KL penalty on every token, RM score on the last).
+        values: ``[B, T]`` critic values.
+        mask: ``[B, T]``, 1 on response tokens.
+        gamma: discount γ in ``[0, 1]`` (1.0 for language tasks).
+        lam: GAE λ in ``[0, 1]``.
+
+    Returns:
+        ``(advantages, returns)``, both ``[B, T]``; both 0 on padding. A row with no response
+        token is all zeros.
+
+    No padding leaks into a response token: the result on a row's response tokens equals the
+    result on those tokens alone, whatever the layout. The source material's loop takes
+    ``values[:, t+1]`` and the padded rewards as they are, so with right padding the last response
+    token bootstraps from a padded value. verl's ``compute_gae_advantage_return`` carries the
+    running value and advantage through masked positions, as here; TRL and OpenRLHF zero values and
+    rewards on padding first and then use ``values[:, t+1]``, right for right padding only. TRL
+    and verl whiten the advantages inside the function and OpenRLHF later in its replay buffer;
+    this reference, like the lesson, returns them unwhitened.
+    """
+    r, v, m = as_float_arrays(rewards=rewards, values=values, mask=mask)
+    check_same_shape(rewards=r, values=v, mask=m)
+    check_ndim(2, rewards=r)
+    check_binary_mask(mask=m)
+    for name, x in (("gamma", gamma), ("lam", lam)):
+        if not 0 <= x <= 1:
+            raise ValueError(f"{name} must be in [0, 1], got {x!r}")
+    real = m != 0
+    if r.shape[1] == 0 or _contiguous_rows(real):
+        return _gae_contiguous(r, v, real, gamma, lam)
+    # Holes inside a row: move each row's response tokens to the front (stable), solve, put back.
+    rows, cols = np.nonzero(real)
+    rank = np.cumsum(real, axis=1)[rows, cols] - 1  # position among the row's response tokens
+    r_p, v_p = np.zeros_like(r), np.zeros_like(v)
+    real_p = np.zeros_like(real)
+    r_p[rows, rank], v_p[rows, rank], real_p[rows, rank] = r[rows, cols], v[rows, cols], True
+    adv_p, ret_p = _gae_contiguous(r_p, v_p, real_p, gamma, lam)
+    adv, ret = np.zeros_like(r), np.zeros_like(r)
+    adv[rows, cols] = adv_p[rows, rank]
+    ret[rows, cols] = ret_p[rows, rank]
+    return adv, ret
+
+
+def compute_gae_episode(
+    rewards, values, next_value=0.0, gamma: float = 0.99, gae_lambda: float = 0.95, dones=None
+):
+    r"""GAE over one trajectory of ``T`` steps, as in the s21 exercise.
+
+    $$\delta_t = r_t + \gamma (1 - d_t) V_{t+1} - V_t,\qquad
+      \hat A_t = \delta_t + \gamma\lambda (1 - d_t) \hat A_{t+1},\qquad R_t = \hat A_t + V_t$$
+
+    with $V_T$ = ``next_value``.
+
+    Args:
+        rewards: ``[T]`` rewards.
+        values: ``[T]`` critic values ``V(s_t)``.
+        next_value: ``V(s_T)``, the value of the state after the last step. Pass 0 when the
+            trajectory ended there; pass the critic's estimate of ``s_T`` when it was cut off.
+            (The source material says "otherwise ``values[-1]``": that is ``V(s_{T-1})``, the
+            value of the last visited state, not of the next one.)
+        gamma: discount γ in ``[0, 1]``.
+        gae_lambda: λ in ``[0, 1]``.
+        dones: optional ``[T]`` of 0/1; ``dones[t] = 1`` means the episode ended after step ``t``:
+            no bootstrap from ``t+1`` and no carry of later advantages into ``t``.
+
+    Returns:
+        ``(advantages, returns)``, both ``[T]``.
+    """
+    r, v = as_float_arrays(rewards=rewards, values=values)
+    check_same_shape(rewards=r, values=v)
+    check_ndim(1, rewards=r)
+    for name, x in (("gamma", gamma), ("gae_lambda", gae_lambda)):
+        if not 0 <= x <= 1:
+            raise ValueError(f"{name} must be in [0, 1], got {x!r}")
+    if np.ndim(next_value) != 0:
+        raise ValueError(f"next_value must be a scalar, got shape {list(np.shape(next_value))}")
+    (T,) = r.shape  # steps
+    if dones is None:
+        d = np.zeros(T, r.dtype)
+    else:
+        (d,) = as_float_arrays(dones=dones)
+        check_same_shape(rewards=r, dones=d)
+        check_binary_mask(dones=d)
+    keep = 1 - d
+    # V(s_{t+1}), with V(s_T) = next_value
+    v_next = np.append(v[1:], np.asarray(next_value, r.dtype))
+    # δ_t = r_t + γ(1 − d_t)V(s_{t+1}) − V(s_t)
+    delta = (r + gamma * keep * v_next - v).astype(r.dtype)
+    if not d.any():
+        adv = reverse_discounted_sum(delta, gamma * gae_lambda)
+    else:
+        # Â_t = δ_t + γλ(1 − d_t)Â_{t+1}: the discount changes at episode ends; walk back in time
+        adv = np.empty_like(delta)
+        gae = 0.0
+        for t in range(T - 1, -1, -1):
+            gae = delta[t] + gamma * gae_lambda * keep[t] * gae
+            adv[t] = gae
+    return adv, adv + v

@@ -1,0 +1,165 @@
+r"""PPO's per-token operators: importance ratio, clipped surrogate policy loss, the s21 clipped
+objective, and the clipped value loss.
+
+Shapes: ``B`` is the batch (responses), ``T`` the response length in tokens. Masks hold 1 on
+response tokens and 0 on padding; any layout (left-, right-padded, or with holes) is accepted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import (
+    as_float_arrays,
+    check_binary_mask,
+    check_ndim,
+    check_positive,
+    check_same_shape,
+)
+
+__all__ = [
+    "importance_ratio",
+    "policy_surrogate_loss",
+    "ppo_clipped_objective",
+    "value_clipped_loss",
+]
+
+
+def _masked_mean(x: np.ndarray, mask: np.ndarray) -> float:
+    r"""$\sum_{b,t} x\,m / \max(1, \sum_{b,t} m)$; padded entries are ignored even if not finite."""
+    total = np.where(mask != 0, x, 0).sum(dtype=np.float64)
+    return float(total / max(1.0, float(mask.sum())))
+
+
+def importance_ratio(new_logprobs, old_logprobs, mask) -> np.ndarray:
+    r"""Per-token importance ratio of the current policy to the sampling policy.
+
+    $$\rho_t = \exp\big(\log\pi_\theta(a_t\mid s_t) - \log\pi_{\text{old}}(a_t\mid s_t)\big)$$
+
+    Args:
+        new_logprobs: ``[B, T]`` log-probs of the sampled tokens under the current policy.
+        old_logprobs: ``[B, T]`` log-probs under the frozen policy that sampled them.
+        mask: ``[B, T]``, 1 on response tokens, 0 on padding.
+
+    Returns:
+        ``[B, T]`` ratio, exactly 1.0 wherever ``mask`` is 0.
+
+    The lesson writes ``ratio * mask + (1 - mask)``; here padding is filled with
+    ``np.where``, which gives the same numbers on finite input and stays 1.0 even when a padded
+    log-prob is ``-inf`` (where ``inf * 0`` would be NaN). TRL, verl and OpenRLHF compute the same
+    ratio; verl (``compute_policy_loss_vanilla``) and recent OpenRLHF clamp the log-ratio to
+    ``[-20, 20]`` before ``exp``; TRL and this reference (like the lesson) do not clamp.
+    """
+    new, old, m = as_float_arrays(
+        new_logprobs=new_logprobs, old_logprobs=old_logprobs, mask=mask
+    )
+    check_same_shape(new_logprobs=new, old_logprobs=old, mask=m)
+    check_ndim(2, new_logprobs=new)
+    check_binary_mask(mask=m)
+    # ρ_t = exp(log π_θ − log π_old); 1 on padding
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(m != 0, np.exp(new - old), np.ones((), new.dtype))
+
+
+def policy_surrogate_loss(
+    new_logprobs, old_logprobs, advantages, mask, clip_range: float = 0.2
+) -> float:
+    r"""PPO's clipped surrogate, written as a loss to minimise.
+
+    $$L^{\text{CLIP}} = \frac{\sum_{b,t} m_{bt}\,\max\big(-\rho_{bt}\hat A_{bt},\;
+      -\operatorname{clip}(\rho_{bt}, 1-\epsilon, 1+\epsilon)\hat A_{bt}\big)}
+      {\max\big(1, \sum_{b,t} m_{bt}\big)}$$
+
+    Args:
+        new_logprobs, old_logprobs: ``[B, T]`` log-probs under the current and sampling policy.
+        advantages: ``[B, T]`` advantages, e.g. from :func:`compute_gae`.
+        mask: ``[B, T]``, 1 on response tokens.
+        clip_range: ε > 0.
+
+    Returns:
+        The masked mean over all response tokens of the batch (a "token-mean"). A batch with no
+        response token gives 0.0.
+
+    Conventions: the maximum of the two negated terms is the minimum of the two objectives,
+    the pessimistic bound of the PPO paper. The denominator is clamped to 1, as in the lesson and
+    in TRL's GRPO: TRL's PPO ``masked_mean`` divides by the raw count (NaN when everything is
+    masked) and recent verl adds 1e-8. verl and OpenRLHF can also average per sequence first
+    ("seq-mean"), and add a dual-clip bound for negative advantages (verl's ``clip_ratio_c = 3``,
+    OpenRLHF's optional ``dual_clip``); neither is done here.
+    """
+    check_positive(clip_range=clip_range)
+    new, old, adv, m = as_float_arrays(
+        new_logprobs=new_logprobs, old_logprobs=old_logprobs, advantages=advantages, mask=mask
+    )
+    check_same_shape(new_logprobs=new, old_logprobs=old, advantages=adv, mask=m)
+    check_ndim(2, new_logprobs=new)
+    check_binary_mask(mask=m)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # ρ = exp(log π_θ − log π_old)
+        ratio = np.exp(new - old)
+        # max(−Âρ, −Â·clip(ρ, 1−ε, 1+ε))
+        per_token = np.maximum(-adv * ratio, -adv * np.clip(ratio, 1 - clip_range, 1 + clip_range))
+    return _masked_mean(per_token, m)
+
+
+def ppo_clipped_objective(ratio, advantage, clip_epsilon: float = 0.2) -> float:
+    r"""PPO's clipped objective to maximise, as in the s21 exercise (no mask).
+
+    $$\mathcal{L}^{\text{CLIP}} = \frac1N\sum_i \min\big(r_i \hat A_i,\;
+      \operatorname{clip}(r_i, 1-\epsilon, 1+\epsilon)\hat A_i\big)$$
+
+    Args:
+        ratio: probability ratios ``r_i``, any shape.
+        advantage: advantages ``Â_i``, the same shape as ``ratio``.
+        clip_epsilon: ε > 0.
+
+    Returns:
+        The mean over all elements; 0.0 for empty input. This is the negative of
+        :func:`policy_surrogate_loss` with a full mask.
+    """
+    check_positive(clip_epsilon=clip_epsilon)
+    r, adv = as_float_arrays(ratio=ratio, advantage=advantage)
+    check_same_shape(ratio=r, advantage=adv)
+    if r.size == 0:
+        return 0.0
+    # min(rÂ, clip(r, 1−ε, 1+ε)Â)
+    per_item = np.minimum(r * adv, np.clip(r, 1 - clip_epsilon, 1 + clip_epsilon) * adv)
+    return float(per_item.mean(dtype=np.float64))
+
+
+def value_clipped_loss(
+    new_values, old_values, returns, mask, clip_range_value: float = 0.2
+) -> float:
+    r"""PPO's clipped value loss.
+
+    $$V^{\text{clip}} = V_{\text{old}} + \operatorname{clip}(V_\theta - V_{\text{old}},
+      -\epsilon_v, \epsilon_v),\qquad
+      L^V = \tfrac12\,\frac{\sum m\,\max\big((V_\theta - R)^2, (V^{\text{clip}} - R)^2\big)}
+      {\max(1, \sum m)}$$
+
+    Args:
+        new_values: ``[B, T]`` current critic outputs.
+        old_values: ``[B, T]`` critic outputs frozen at rollout time.
+        returns: ``[B, T]`` regression targets (advantages + old values).
+        mask: ``[B, T]``, 1 on response tokens.
+        clip_range_value: ε_v > 0.
+
+    Returns:
+        Half the masked mean of the larger squared error; 0.0 if nothing is unmasked.
+
+    TRL, verl and OpenRLHF all use this formula (½ × the larger squared error, values clipped to
+    old ± ε_v); TRL defaults to ε_v = 0.2, verl to 0.5, and verl lets the aggregation be chosen
+    ("token-mean", as here, is its default).
+    """
+    check_positive(clip_range_value=clip_range_value)
+    v, v_old, ret, m = as_float_arrays(
+        new_values=new_values, old_values=old_values, returns=returns, mask=mask
+    )
+    check_same_shape(new_values=v, old_values=v_old, returns=ret, mask=m)
+    check_ndim(2, new_values=v)
+    check_binary_mask(mask=m)
+    # V_clip = V_old + clip(V − V_old, −ε_v, ε_v)
+    v_clipped = v_old + np.clip(v - v_old, -clip_range_value, clip_range_value)
+    # ½ max((V − R)², (V_clip − R)²)
+    per_token = 0.5 * np.maximum((v - ret) ** 2, (v_clipped - ret) ** 2)
+    return _masked_mean(per_token, m)

@@ -1,0 +1,77 @@
+r"""Token-level reward shaping: the sequence-level reward-model score plus a per-token KL
+penalty."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import as_float_arrays, check_binary_mask, check_ndim, check_same_shape
+
+__all__ = ["last_token_index", "shape_token_rewards"]
+
+
+def last_token_index(response_mask) -> np.ndarray:
+    r"""Index of the last response token of each row: $\max\{t : m_{bt} = 1\}$.
+
+    Args:
+        response_mask: ``[B, T]`` of 0/1.
+
+    Returns:
+        ``[B]`` int64 indices; -1 for a row with no response token.
+    """
+    m = np.asarray(response_mask) != 0
+    B, T = m.shape  # batch, response length
+    if T == 0:
+        return np.full(B, -1, np.int64)
+    last = T - 1 - np.argmax(m[:, ::-1], axis=1)
+    return np.where(m.any(axis=1), last, -1).astype(np.int64)
+
+
+def shape_token_rewards(rm_score, logprobs, ref_logprobs, response_mask, kl_coef: float = 0.05):
+    r"""Per-token rewards for PPO: a KL penalty on every response token, plus the reward model's
+    score on the last one.
+
+    $$r_{bt} = m_{bt}\Big(-\beta\,(\log\pi(a_t) - \log\pi_{\text{ref}}(a_t))
+      + [t = t^{\text{last}}_b]\; R_b\Big)$$
+
+    Args:
+        rm_score: ``[B]`` reward-model score of each whole response.
+        logprobs: ``[B, T]`` log-probs of the sampled tokens under the policy.
+        ref_logprobs: ``[B, T]`` log-probs under the frozen reference model.
+        response_mask: ``[B, T]``, 1 on response tokens.
+        kl_coef: β ≥ 0.
+
+    Returns:
+        ``[B, T]`` token rewards, 0 outside the response. A row with no response token gets no
+        score and is all zeros.
+
+    The score goes on the last response token of each row whatever the padding: the source
+    material used ``response_mask.sum(-1) - 1``, the response length minus one, which is the last
+    index only when the response starts at position 0; with left padding or a prompt in front it
+    puts the score on a token in the middle. OpenRLHF finds the last token the same way as here
+    (argmax of the flipped mask); verl's rule-based reward manager uses the length minus one
+    (right padding assumed). The penalty is the k1 estimate ``log π − log π_ref`` (see
+    :func:`kl_estimators`), as in TRL, OpenRLHF and verl's default "kl" penalty.
+    """
+    rm, lp, ref, m = as_float_arrays(
+        rm_score=rm_score, logprobs=logprobs, ref_logprobs=ref_logprobs, response_mask=response_mask
+    )
+    check_same_shape(logprobs=lp, ref_logprobs=ref, response_mask=m)
+    check_ndim(2, logprobs=lp)
+    check_ndim(1, rm_score=rm)
+    if rm.shape[0] != lp.shape[0]:
+        raise ValueError(
+            f"shapes disagree: rm_score [{rm.shape[0]}] needs one score per row of "
+            f"logprobs [{lp.shape[0]}, {lp.shape[1]}]"
+        )
+    check_binary_mask(response_mask=m)
+    if not (np.ndim(kl_coef) == 0 and np.isfinite(kl_coef) and kl_coef >= 0):
+        raise ValueError(f"kl_coef must be a finite number >= 0, got {kl_coef!r}")
+    real = m != 0
+    # −β (log π − log π_ref) on response tokens
+    rewards = np.where(real, -kl_coef * (lp - ref), 0).astype(lp.dtype)
+    last = last_token_index(real)
+    rows = np.nonzero(last >= 0)[0]
+    # + R on the last response token
+    rewards[rows, last[rows]] += rm[rows]
+    return rewards

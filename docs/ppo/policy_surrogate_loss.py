@@ -1,0 +1,44 @@
+# --8<-- [start:exercise]
+import torch
+
+
+def policy_surrogate_loss(new_logprobs, old_logprobs, advantages, mask, clip_range=0.2):
+    """PPO clipped surrogate, as a loss to minimise.
+
+    Args:
+        new_logprobs: [B, T]
+        old_logprobs: [B, T]
+        advantages:   [B, T] (from compute_gae)
+        mask:         [B, T]
+        clip_range:   ε, usually 0.2
+    Returns:
+        scalar loss, the mean over response tokens
+    """
+    # TODO 1: ρ = exp(log π_θ − log π_old)
+    ratio = (new_logprobs - old_logprobs).exp()
+
+    # TODO 2: unclipped term −Â·ρ
+    unclipped = -advantages * ratio
+
+    # TODO 3: clipped term −Â·clip(ρ, 1 − ε, 1 + ε)
+    clipped = -advantages * torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
+
+    # TODO 4: the larger loss of the two (the pessimistic bound)
+    loss_per_tok = torch.maximum(unclipped, clipped)
+
+    # mean over response tokens
+    return (loss_per_tok * mask).sum() / mask.sum().clamp(min=1)
+# --8<-- [end:exercise]
+
+
+# --8<-- [start:test]
+B, T = 2, 4
+old = torch.zeros(B, T)
+new = torch.tensor([[0.0, 0.5, -0.5, 1.0],
+                    [-0.3, 0.0, 0.3, -0.1]])  # several ratios fall outside [0.8, 1.2]
+adv = torch.tensor([[1.0, 1.0, 1.0, 1.0],
+                    [-1.0, -1.0, -1.0, -1.0]])
+mask = torch.ones(B, T)
+loss = policy_surrogate_loss(new, old, adv, mask, clip_range=0.2)
+print(f"policy loss = {loss.item():+.4f}")
+# --8<-- [end:test]

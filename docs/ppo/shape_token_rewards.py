@@ -1,0 +1,48 @@
+# --8<-- [start:exercise]
+import torch
+
+
+def shape_token_rewards(rm_score, logprobs, ref_logprobs, response_mask, kl_coef=0.05):
+    """Token rewards: a KL penalty on every response token, the RM score on the last one.
+
+    Args:
+        rm_score:      [B]    reward-model score of each whole response
+        logprobs:      [B, T] policy log-probs of the sampled tokens
+        ref_logprobs:  [B, T] reference-model log-probs of the same tokens
+        response_mask: [B, T] 1 on response tokens
+        kl_coef:       β, the KL penalty coefficient
+    Returns:
+        token_rewards: [B, T]
+    """
+    # TODO 1: per-token KL, the K1 estimate log π − log π_ref
+    kl = logprobs - ref_logprobs
+
+    # TODO 2: every token pays −β · KL
+    token_rewards = -kl_coef * kl
+
+    # TODO 3: index of each row's last response token, whatever the padding
+    T = response_mask.size(1)
+    last_idx = (response_mask * torch.arange(T)).argmax(dim=-1)
+
+    # TODO 4: add the RM score on that token only
+    batch_idx = torch.arange(rm_score.size(0))
+    token_rewards[batch_idx, last_idx] += rm_score
+
+    # nothing outside the response
+    return token_rewards * response_mask
+# --8<-- [end:exercise]
+
+
+# --8<-- [start:test]
+torch.manual_seed(4)
+B, T = 2, 6
+rm_score = torch.tensor([1.5, -0.3])  # row 0 is good, row 1 is poor
+logprobs = torch.randn(B, T) * 0.1
+ref_logprobs = logprobs - torch.randn(B, T) * 0.05
+response_mask = torch.tensor([[0, 0, 1, 1, 1, 1],
+                              [0, 1, 1, 1, 1, 0]], dtype=torch.float)
+rewards = shape_token_rewards(rm_score, logprobs, ref_logprobs, response_mask, kl_coef=0.05)
+print(f"token_rewards:\n{rewards}")
+print(f"row 0, last response token (index 5): {rewards[0, 5]:.3f}  (1.5 + KL term)")
+print(f"row 1, last response token (index 4): {rewards[1, 4]:.3f}  (-0.3 + KL term)")
+# --8<-- [end:test]

@@ -1,0 +1,44 @@
+# --8<-- [start:exercise]
+import torch
+
+
+def value_clipped_loss(new_values, old_values, returns, mask, clip_range_value=0.2):
+    """PPO clipped value loss.
+
+    Args:
+        new_values: [B, T] current critic outputs
+        old_values: [B, T] critic outputs frozen at rollout time
+        returns:    [B, T] targets from compute_gae (advantages + old values)
+        mask:       [B, T]
+        clip_range_value: how far one update may move V
+    Returns:
+        scalar loss
+    """
+    # TODO 1: V_clip = V_old + clip(V − V_old, −ε_v, ε_v)
+    v_clipped = old_values + torch.clamp(
+        new_values - old_values, -clip_range_value, clip_range_value,
+    )
+
+    # TODO 2: (V − R)²
+    loss_unclipped = (new_values - returns) ** 2
+
+    # TODO 3: (V_clip − R)²
+    loss_clipped = (v_clipped - returns) ** 2
+
+    # TODO 4: ½ · the larger of the two (pessimistic again)
+    loss_per_tok = 0.5 * torch.maximum(loss_unclipped, loss_clipped)
+
+    return (loss_per_tok * mask).sum() / mask.sum().clamp(min=1)
+# --8<-- [end:exercise]
+
+
+# --8<-- [start:test]
+torch.manual_seed(2)
+B, T = 2, 5
+old_v = torch.randn(B, T) * 0.5
+new_v = old_v + torch.randn(B, T) * 0.3  # the critic has drifted a little
+returns = old_v + torch.randn(B, T) * 0.4
+mask = torch.ones(B, T)
+loss = value_clipped_loss(new_v, old_v, returns, mask, clip_range_value=0.2)
+print(f"value loss = {loss.item():.4f}")
+# --8<-- [end:test]

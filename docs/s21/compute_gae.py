@@ -1,0 +1,53 @@
+# --8<-- [start:exercise]
+import torch
+
+
+def compute_gae(rewards, values, next_value=0.0, gamma=0.99, gae_lambda=0.95):
+    """GAE over one episode of T steps.
+
+    Args:
+        rewards:    [T] rewards r_t
+        values:     [T] critic values V(s_t)
+        next_value: V(s_T), the value of the state after the last step:
+                    0 if the episode ended there, the critic's V(s_T) if it was cut off
+        gamma:      discount γ
+        gae_lambda: λ
+    Returns:
+        advantages, returns: both [T]
+    """
+    T = rewards.shape[0]  # steps
+    advantages = torch.zeros_like(rewards)
+    gae = 0.0
+
+    for t in reversed(range(T)):
+        # V(s_{t+1}): after the last step it is next_value
+        if t == T - 1:
+            next_v = next_value
+        else:
+            next_v = values[t + 1]
+
+        # TODO 1: δ_t = r_t + γ V(s_{t+1}) − V(s_t)
+        delta = rewards[t] + gamma * next_v - values[t]
+
+        # TODO 2: Â_t = δ_t + γλ Â_{t+1}
+        gae = delta + gamma * gae_lambda * gae
+
+        advantages[t] = gae
+
+    returns = advantages + values
+    return advantages, returns
+# --8<-- [end:exercise]
+
+
+# --8<-- [start:test]
+rewards = torch.tensor([0.0, 0.0, 0.0, 0.0, 10.0])  # a sparse reward at the end
+values = torch.ones(5)
+adv, ret = compute_gae(rewards, values, next_value=0.0)
+print(f"episode ended:  advantages = {[round(a, 4) for a in adv.tolist()]}")
+print(f"                last step: delta_4 = 10 + 0 - 1 = {adv[-1].item():.4f}")
+print(f"                all positive: {bool((adv > 0).all())}")
+
+# Cut off after 5 steps instead: bootstrap from the critic's V(s_5) (here 2.0), not values[-1]
+adv_cut, _ = compute_gae(rewards, values, next_value=2.0)
+print(f"cut off, V(s_5)=2: advantages = {[round(a, 4) for a in adv_cut.tolist()]}")
+# --8<-- [end:test]

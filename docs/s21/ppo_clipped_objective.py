@@ -1,0 +1,40 @@
+# --8<-- [start:exercise]
+import torch
+
+
+def ppo_clipped_objective(ratio, advantage, clip_epsilon=0.2):
+    """PPO's clipped objective, to maximise: E[min(r·Â, clip(r, 1 − ε, 1 + ε)·Â)].
+
+    Args:
+        ratio:     probability ratios r = π_θ / π_old, any shape
+        advantage: advantages Â, the same shape
+        clip_epsilon: ε
+    Returns:
+        the objective, a 0-d tensor
+    """
+    # TODO 1: the unclipped objective r·Â
+    surr1 = ratio * advantage
+
+    # TODO 2: keep r inside [1 − ε, 1 + ε]
+    clipped_ratio = torch.clamp(ratio, 1 - clip_epsilon, 1 + clip_epsilon)
+
+    # TODO 3: the clipped objective clip(r)·Â
+    surr2 = clipped_ratio * advantage
+
+    # TODO 4: the smaller of the two, averaged
+    objective = torch.min(surr1, surr2).mean()
+    return objective
+# --8<-- [end:exercise]
+
+
+# --8<-- [start:test]
+ratio = torch.tensor([0.5, 1.0, 1.5, 2.0, 3.0])
+for name, a in [("positive advantage, A = +1", 1.0), ("negative advantage, A = -1", -1.0)]:
+    advantage = torch.full_like(ratio, a)
+    per_item = torch.min(ratio * advantage, torch.clamp(ratio, 0.8, 1.2) * advantage)
+    objective = ppo_clipped_objective(ratio, advantage, clip_epsilon=0.2)
+    print(f"Test [{name}]")
+    print(f"  ratio      = {ratio.tolist()}")
+    print(f"  min terms  = {[round(x, 4) for x in per_item.tolist()]}")
+    print(f"  objective  = {objective.item():.4f}")
+# --8<-- [end:test]

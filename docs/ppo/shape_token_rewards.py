@@ -20,12 +20,12 @@ def shape_token_rewards(rm_score, logprobs, ref_logprobs, response_mask, kl_coef
     # TODO 2: every token pays −β · KL
     token_rewards = -kl_coef * kl
 
+    B, T = response_mask.shape  # batch, sequence length
     # TODO 3: index of each row's last response token, whatever the padding
-    T = response_mask.size(1)
     last_idx = (response_mask * torch.arange(T)).argmax(dim=-1)
 
+    batch_idx = torch.arange(B)
     # TODO 4: add the RM score on that token only
-    batch_idx = torch.arange(rm_score.size(0))
     token_rewards[batch_idx, last_idx] += rm_score
 
     # nothing outside the response

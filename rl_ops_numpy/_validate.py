@@ -3,8 +3,9 @@
 Every public operator goes through these helpers first, so that bad input fails with one clear
 `ValueError` naming the arguments, instead of being silently broadcast into a wrong answer.
 
-Dtype rule: floating inputs keep their dtype (float32 in, float32 out); integer, boolean, list and
-scalar inputs become float64. Mixed float32/float64 inputs compute in float64, as NumPy promotes.
+Dtype rule: floating NumPy inputs keep their dtype (float32 in, float32 out); masks, integers,
+booleans, lists and scalars follow it (float64 if nothing sets it); float32 with float64 gives
+float64, as NumPy promotes.
 """
 
 from __future__ import annotations
@@ -20,19 +21,25 @@ __all__ = [
 ]
 
 
-def _as_float(x: object) -> np.ndarray:
-    a = np.asarray(x)
-    if a.dtype.kind == "f":
-        return a
-    if a.dtype.kind in "biu":
-        return a.astype(np.float64)
-    raise ValueError(f"expected numbers, got an array of dtype {a.dtype}")
-
-
 def as_float_arrays(**named: object) -> tuple[np.ndarray, ...]:
-    """Convert every argument to a floating array of one common dtype, in the given order."""
-    arrays = {name: _as_float(x) for name, x in named.items()}
-    dtype = np.result_type(*arrays.values())
+    """Convert every argument to a floating array of one common dtype, in the given order.
+
+    The dtype comes from the arguments that already are floating NumPy arrays (float32 stays
+    float32, float32 with float64 gives float64); masks, integers, booleans, lists and scalars
+    follow it, and are float64 when no argument sets it.
+    """
+    arrays = {}
+    for name, x in named.items():
+        a = np.asarray(x)
+        if a.dtype.kind not in "biuf":
+            raise ValueError(f"{name} must hold numbers, got an array of dtype {a.dtype}")
+        arrays[name] = a
+    floating = [
+        a.dtype
+        for x, a in zip(named.values(), arrays.values(), strict=True)
+        if isinstance(x, np.ndarray | np.generic) and a.dtype.kind == "f"
+    ]
+    dtype = np.result_type(*floating) if floating else np.dtype(np.float64)
     return tuple(a.astype(dtype, copy=False) for a in arrays.values())
 
 
@@ -60,7 +67,7 @@ def check_binary_mask(**named: np.ndarray) -> None:
     """Raise ValueError unless every value of each mask is exactly 0 or 1."""
     for name, m in named.items():
         if np.count_nonzero(m == 0) + np.count_nonzero(m == 1) != np.size(m):
-            first = np.asarray(m)[(m != 0) & (m != 1)].flat[0]
+            first = np.asarray(m)[(m != 0) & (m != 1)].flat[0].item()
             raise ValueError(f"{name} must hold only 0 and 1, found {first!r}")
 
 
@@ -68,4 +75,4 @@ def check_positive(**named: float) -> None:
     """Raise ValueError unless every scalar is a finite number > 0."""
     for name, v in named.items():
         if not (np.ndim(v) == 0 and np.isfinite(v) and v > 0):
-            raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+            raise ValueError(f"{name} must be a finite number > 0, got {np.asarray(v).tolist()!r}")

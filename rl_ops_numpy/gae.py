@@ -146,7 +146,9 @@ def compute_gae(rewards, values, mask, gamma: float = 1.0, lam: float = 0.95):
         if not 0 <= x <= 1:
             raise ValueError(f"{name} must be in [0, 1], got {x!r}")
     real = m != 0
-    if r.shape[1] == 0 or _contiguous_rows(real):
+    if r.size == 0:
+        return np.zeros_like(r), np.zeros_like(r)
+    if _contiguous_rows(real):
         return _gae_contiguous(r, v, real, gamma, lam)
     # Holes inside a row: move each row's response tokens to the front (stable), solve, put back.
     rows, cols = np.nonzero(real)

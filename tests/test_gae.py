@@ -1,0 +1,188 @@
+"""rl_ops_numpy.gae against the PyTorch lesson code, plus GAE's defining properties."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rl_ops_numpy import compute_gae, compute_gae_episode
+from rl_ops_numpy.gae import reverse_discounted_sum
+
+from .cases import Case, cases, mask, tolerance
+from .conftest import lesson_function
+
+CASES = list(cases())
+torch_gae = lesson_function("ppo/compute_gae")
+torch_gae_episode = lesson_function("s21/compute_gae")
+T_ = torch.from_numpy
+
+
+def _loop_gae(r, v, gamma, lam):
+    """GAE on one row of response tokens alone, written as plainly as possible (float64)."""
+    n = len(r)
+    adv, gae = np.zeros(n), 0.0
+    for t in reversed(range(n)):
+        nv = v[t + 1] if t + 1 < n else 0.0
+        gae = r[t] + gamma * nv - v[t] + gamma * lam * gae
+        adv[t] = gae
+    return adv
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_compute_gae_matches_lesson(case: Case):
+    rng = np.random.default_rng(case.seed)
+    r, v = rng.normal(0, 1, (2, case.B, case.T)).astype(case.dtype)
+    m = mask(rng, case.B, case.T, case.layout).astype(case.dtype)
+    for gamma, lam in ((1.0, 0.95), (0.9, 0.8)):
+        adv, ret = compute_gae(r, v, m, gamma=gamma, lam=lam)
+        t_adv, t_ret = torch_gae(T_(r), T_(v), T_(m), gamma=gamma, lam=lam)
+        assert adv.dtype == case.dtype and ret.shape == (case.B, case.T)
+        np.testing.assert_allclose(adv, t_adv.numpy(), **tolerance(case.dtype))
+        np.testing.assert_allclose(ret, t_ret.numpy(), **tolerance(case.dtype))
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_compute_gae_episode_matches_lesson(case: Case):
+    rng = np.random.default_rng(case.seed)
+    n = case.B * case.T
+    r, v = rng.normal(0, 1, (2, n)).astype(case.dtype)
+    nv = float(rng.normal())
+    adv, ret = compute_gae_episode(r, v, next_value=nv, gamma=0.99, gae_lambda=0.95)
+    t_adv, t_ret = torch_gae_episode(T_(r), T_(v), next_value=nv, gamma=0.99, gae_lambda=0.95)
+    assert adv.dtype == case.dtype
+    np.testing.assert_allclose(adv, t_adv.numpy(), **tolerance(case.dtype))
+    np.testing.assert_allclose(ret, t_ret.numpy(), **tolerance(case.dtype))
+
+
+@pytest.mark.parametrize("layout", ["right", "left", "both", "holes", "zero_rows"])
+def test_no_padded_position_leaks_into_a_response_token(layout):
+    rng = np.random.default_rng(7)
+    B, T = 6, 20
+    m = mask(rng, B, T, layout)
+    r, v = rng.normal(size=(2, B, T))
+    # garbage on padding, including values that poison any arithmetic they touch
+    garbage = rng.choice([np.nan, np.inf, -np.inf, 1e30], size=(B, T))
+    r_bad, v_bad = np.where(m == 1, r, garbage), np.where(m == 1, v, garbage)
+    adv, ret = compute_gae(r_bad, v_bad, m, gamma=0.99, lam=0.9)
+    for b in range(B):
+        real = m[b] == 1
+        alone = _loop_gae(r[b, real], v[b, real], 0.99, 0.9)
+        np.testing.assert_allclose(adv[b, real], alone, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(ret[b, real], alone + v[b, real], rtol=1e-12, atol=1e-12)
+        assert np.all(adv[b, ~real] == 0) and np.all(ret[b, ~real] == 0)
+
+
+def test_the_source_loop_does_leak_with_right_padding():
+    # Why the lesson changed: the source's loop bootstraps the last real token from padding.
+    r = np.array([[0.0, 0.0, 1.0, 0.0]])
+    v = np.array([[0.1, 0.1, 0.1, 9.0]])
+    m = np.array([[1.0, 1.0, 1.0, 0.0]])
+    source_delta_2 = r[0, 2] + 1.0 * v[0, 3] - v[0, 2]  # uses the padded value 9.0
+    adv, _ = compute_gae(r, v, m)
+    assert adv[0, 2] == pytest.approx(r[0, 2] - v[0, 2])
+    assert adv[0, 2] != pytest.approx(source_delta_2)
+
+
+def test_lambda_zero_gives_one_step_td_error():
+    rng = np.random.default_rng(1)
+    r, v = rng.normal(size=(2, 4, 9))
+    m = np.ones((4, 9))
+    adv, _ = compute_gae(r, v, m, gamma=0.9, lam=0.0)
+    v_next = np.concatenate([v[:, 1:], np.zeros((4, 1))], axis=1)
+    np.testing.assert_allclose(adv, r + 0.9 * v_next - v, rtol=1e-12)
+
+
+def test_gamma_lambda_one_returns_are_reward_to_go():
+    rng = np.random.default_rng(2)
+    r, v = rng.normal(size=(2, 3, 11))
+    _, ret = compute_gae(r, v, np.ones((3, 11)), gamma=1.0, lam=1.0)
+    np.testing.assert_allclose(ret, np.cumsum(r[:, ::-1], axis=1)[:, ::-1], rtol=1e-10, atol=1e-12)
+    _, ret_e = compute_gae_episode(r[0], v[0], next_value=0.0, gamma=1.0, gae_lambda=1.0)
+    np.testing.assert_allclose(ret_e, np.cumsum(r[0, ::-1])[::-1], rtol=1e-10, atol=1e-12)
+
+
+def test_dones_cut_bootstrap_and_carry():
+    r = np.array([1.0, 2.0, 3.0, 4.0])
+    v = np.array([0.5, 0.5, 0.5, 0.5])
+    d = np.array([0, 1, 0, 0])
+    adv, _ = compute_gae_episode(r, v, next_value=10.0, gamma=0.9, gae_lambda=0.8, dones=d)
+    # step 1 ends an episode: δ_1 = r_1 − V_1 and nothing from steps 2, 3 flows back into it
+    assert adv[1] == pytest.approx(2.0 - 0.5)
+    first = _loop_gae(r[:2], v[:2], 0.9, 0.8)
+    np.testing.assert_allclose(adv[:2], first)
+    # the second episode bootstraps from next_value
+    second, gae = [], 0.0
+    for t, nv in ((3, 10.0), (2, 0.5)):
+        gae = r[t] + 0.9 * nv - v[t] + 0.72 * gae
+        second.append(gae)
+    np.testing.assert_allclose(adv[2:], second[::-1])
+
+
+def test_s21_episode_example_is_7_005_not_6_99():
+    # δ_4 = 10 + 0.99·0 − 1 = 9; δ_t = 0 + 0.99·1 − 1 = −0.01 for t < 4; Â_t = Σ (γλ)^(k−t) δ_k
+    c = 0.99 * 0.95
+    expected = [
+        9.0 * c ** (4 - t) + sum(-0.01 * c ** (k - t) for k in range(t, 4)) for t in range(5)
+    ]
+    adv, _ = compute_gae_episode([0, 0, 0, 0, 10.0], [1.0] * 5, next_value=0.0)
+    np.testing.assert_allclose(adv, expected, rtol=1e-12)
+    assert round(adv[0], 2) == 7.01 and round(adv[1], 2) == 7.46  # the source printed 6.99, 7.45
+
+
+def test_lesson_gae_example_matches_geometric_series():
+    # row 0: reward 1 on the last of 5 tokens, V = 0.1, γ = 1: δ_4 = 0.9, other δ = 0
+    adv, ret = compute_gae(np.array([[0, 0, 0, 0, 1.0]]), np.full((1, 5), 0.1), np.ones((1, 5)))
+    np.testing.assert_allclose(adv[0], [0.9 * 0.95 ** (4 - t) for t in range(5)], rtol=1e-12)
+    np.testing.assert_allclose(ret[0], adv[0] + 0.1, rtol=1e-12)
+
+
+def test_rows_and_batches_without_response_tokens_are_finite_zeros():
+    adv, ret = compute_gae(np.ones((2, 4)), np.ones((2, 4)), np.zeros((2, 4)))
+    assert np.all(adv == 0) and np.all(ret == 0)
+    adv, ret = compute_gae(np.ones((0, 4)), np.ones((0, 4)), np.ones((0, 4)))
+    assert adv.shape == (0, 4)
+    adv, ret = compute_gae(np.ones((2, 0)), np.ones((2, 0)), np.ones((2, 0)))
+    assert adv.shape == (2, 0)
+
+
+def test_gae_bad_input():
+    with pytest.raises(ValueError, match=r"rewards \[2, 3\], values \[2, 4\], mask \[2, 3\]"):
+        compute_gae(np.zeros((2, 3)), np.zeros((2, 4)), np.ones((2, 3)))
+    with pytest.raises(ValueError, match="rewards must be \\[B, T\\]"):
+        compute_gae(np.zeros(3), np.zeros(3), np.ones(3))
+    with pytest.raises(ValueError, match="mask must hold only 0 and 1"):
+        compute_gae(np.zeros((1, 2)), np.zeros((1, 2)), [[2, 1]])
+    with pytest.raises(ValueError, match="lam must be in"):
+        compute_gae(np.zeros((1, 2)), np.zeros((1, 2)), np.ones((1, 2)), lam=1.5)
+    with pytest.raises(ValueError, match="dones must hold only 0 and 1"):
+        compute_gae_episode([1.0, 2.0], [0.0, 0.0], dones=[0, 3])
+    with pytest.raises(ValueError, match="next_value must be a scalar"):
+        compute_gae_episode([1.0, 2.0], [0.0, 0.0], next_value=[1.0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    T=st.integers(1, 300),
+    c=st.sampled_from([0.0, 0.5, 0.9405, 0.99, 1.0]),
+    seed=st.integers(0, 2**31),
+)
+def test_blockwise_scan_equals_the_plain_loop(T, c, seed):
+    x = np.random.default_rng(seed).normal(size=(3, T))
+    y, acc = np.zeros_like(x), np.zeros(3)
+    for t in reversed(range(T)):
+        acc = x[:, t] + c * acc
+        y[:, t] = acc
+    np.testing.assert_allclose(reverse_discounted_sum(x, c), y, rtol=1e-9, atol=1e-9)
+
+
+def test_float32_gae_stays_float32_and_close_to_float64_at_length_2048():
+    rng = np.random.default_rng(3)
+    r, v = rng.normal(size=(2, 4, 2048))
+    m = mask(rng, 4, 2048, "right")
+    a64, _ = compute_gae(r, v, m, gamma=1.0, lam=0.95)
+    a32, _ = compute_gae(r.astype(np.float32), v.astype(np.float32), m.astype(np.float32))
+    assert a32.dtype == np.float32
+    np.testing.assert_allclose(a32, a64, rtol=1e-4, atol=1e-4)

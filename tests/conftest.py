@@ -18,10 +18,7 @@ LESSONS = {lesson.stem: lesson for lesson in find_lessons(DOCS)}
 
 def lesson_function(stem: str):
     """The exercise function of ``docs/<stem>.py`` (the solution), run with real torch."""
-    namespace: dict = {"__name__": f"lesson_{stem.replace('/', '_')}"}
-    lesson = LESSONS[stem]
-    exec(compile(lesson.exercise(blanked=False), str(lesson.path), "exec"), namespace)
-    return namespace[lesson.name]
+    return LESSONS[stem].load_function()
 
 
 @pytest.fixture(scope="session")

@@ -214,6 +214,12 @@ class Lesson:
                 kept.append("")
         return "\n".join(kept) + "\n"
 
+    def load_function(self):
+        """The solution function, defined by running the exercise section (imports + def)."""
+        namespace: dict = {"__name__": f"lesson_{self.stem.replace('/', '_')}"}
+        exec(compile(self.exercise(blanked=False), str(self.path), "exec"), namespace)
+        return namespace[self.name]
+
     @cached_property
     def version(self) -> str:
         """Short hash of what the learner edits (blanked exercise + test): saved work from an

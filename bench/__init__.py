@@ -1,0 +1,1 @@
+"""`make bench`: timings printed as ratios measured in one run (absolute times here are noisy)."""

@@ -1,0 +1,177 @@
+"""MkDocs hook: everything the site derives at build time.
+
+- ``on_config``: make sure math goes through npm's fast ``katex`` CLI (fail loudly otherwise), and
+  write the views of every lesson file into ``.cache/gen/`` for pymdownx.snippets to include:
+  ``<name>.exercise.py`` (blanked), ``<name>.answers.py``, ``<name>.drill.py`` (the answer
+  function alone) and ``<name>.cell.md`` (the runnable cell).
+- ``on_files``: publish what is not a page: our ``js/`` modules, KaTeX's CSS and fonts, Pyodide's
+  core, uPlot, the ``rl_ops_numpy`` wheel, and each lesson folder's ``exercise.py`` and
+  ``solution.py`` downloads.
+
+Nothing here is typed twice: every code view comes from ``lessons.Lesson``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from lessons import Lesson, download
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+GEN = ROOT / ".cache" / "gen"
+NODE = ROOT / "node_modules"
+BLANK_LABEL = "_____"
+
+
+# ---- math: the fast KaTeX path ----------------------------------------------------------------
+
+
+def _use_npm_katex() -> None:
+    """Put ``node_modules/.bin`` first on PATH and check markdown-katex picks that ``katex``.
+
+    markdown-katex falls back to a bundled binary that costs ~1.4 s per formula (vs ~0.1 s), and
+    caches the command it found in a temp file; a stale cache is cleared once.
+    """
+    from markdown_katex import wrapper
+
+    npm_katex = NODE / ".bin" / "katex"
+    if not npm_katex.exists():
+        raise PluginError(
+            f"KaTeX: {npm_katex} is missing. Run `npm ci` (or `make site`): the build needs npm's "
+            "katex CLI; markdown-katex's bundled binary is about 14x slower."
+        )
+    os.environ["PATH"] = f"{npm_katex.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    for attempt in range(2):
+        cmd = wrapper.get_bin_cmd()
+        if Path(cmd[0]).resolve() == npm_katex.resolve():
+            return
+        if attempt == 0:
+            wrapper.LOCAL_CMD_CACHE.unlink(missing_ok=True)
+    raise PluginError(f"KaTeX: markdown-katex would run {cmd[0]}, not npm's {npm_katex}")
+
+
+# ---- lessons ----------------------------------------------------------------------------------
+
+
+def lesson_folders(config: MkDocsConfig) -> dict[str, tuple[str, list[Lesson]]]:
+    """``extra.lessons`` of mkdocs.yml: folder -> (download title, lessons in page order).
+
+    Every ``*.py`` with an exercise section under ``docs/`` must be listed, and every listed one
+    must exist.
+    """
+    docs = Path(config.docs_dir)
+    listed = config.extra.get("lessons", {})
+    folders = {}
+    for folder, spec in listed.items():
+        folders[folder] = (
+            spec["title"],
+            [Lesson.load(docs / folder / f"{name}.py") for name in spec["files"]],
+        )
+    known = {lesson.path.resolve() for _, ls in folders.values() for lesson in ls}
+    for path in docs.rglob("*.py"):
+        if "[start:exercise]" in path.read_text(encoding="utf-8") and path.resolve() not in known:
+            raise PluginError(f"{path} is a lesson file but is not listed in extra.lessons")
+    return folders
+
+
+def cell_markdown(lesson: Lesson) -> str:
+    """The runnable cell: the blanked exercise and its test block, with what the runner needs."""
+    attrs = {
+        "data-runner": lesson.stem,
+        "data-function": lesson.name,
+        "data-version": lesson.version,
+        "data-blanks": str(len(lesson.blanks)),
+    }
+    html_attrs = " ".join(f'{k}="{v}"' for k, v in attrs.items())
+    return (
+        f'<div class="rl-cell" {html_attrs} markdown>\n\n'
+        f'```python\n--8<-- "{lesson.stem}.exercise.py"\n```\n\n'
+        f'```python\n--8<-- "{lesson.stem}.py:test"\n```\n\n'
+        "</div>\n"
+    )
+
+
+def _write(path: Path, text: str) -> None:
+    """Write only when the content changes, so `mkdocs serve` does not rebuild in a loop."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+
+
+def write_views(folders: dict[str, tuple[str, list[Lesson]]]) -> None:
+    for folder, (title, lessons) in folders.items():
+        for lesson in lessons:
+            base = GEN / lesson.stem
+            _write(base.with_suffix(".exercise.py"), lesson.exercise(blanked=True))
+            _write(base.with_suffix(".answers.py"), lesson.answers())
+            _write(base.with_suffix(".cell.md"), cell_markdown(lesson))
+            _write(base.with_suffix(".drill.py"), lesson.drill_code)
+        _write(GEN / "downloads" / folder / "exercise.py", download(lessons, title, blanked=True))
+        _write(GEN / "downloads" / folder / "solution.py", download(lessons, title, blanked=False))
+
+
+# ---- static assets ----------------------------------------------------------------------------
+
+# (source folder, glob, destination folder in the site)
+ASSETS = [
+    (ROOT / "js", "*.js", "assets/js"),
+    (NODE / "katex" / "dist", "katex.min.css", "assets/katex"),
+    (NODE / "katex" / "dist", "fonts/*.woff2", "assets/katex"),
+    (NODE / "uplot" / "dist", "uPlot.esm.js", "assets/uplot"),
+    (NODE / "uplot" / "dist", "uPlot.min.css", "assets/uplot"),
+    (NODE / "pyodide", "pyodide.mjs", "assets/pyodide"),
+    (NODE / "pyodide", "pyodide.asm.mjs", "assets/pyodide"),
+    (NODE / "pyodide", "pyodide.asm.wasm", "assets/pyodide"),
+    (NODE / "pyodide", "python_stdlib.zip", "assets/pyodide"),
+    (NODE / "pyodide", "pyodide-lock.json", "assets/pyodide"),
+]
+
+
+def _add(files: Files, config: MkDocsConfig, dest: str, source: Path) -> None:
+    existing = files.get_file_from_path(dest)
+    if existing is not None:
+        files.remove(existing)
+    files.append(File.generated(config, dest, abs_src_path=str(source)))
+
+
+# ---- hook entry points ------------------------------------------------------------------------
+
+_folders: dict[str, tuple[str, list[Lesson]]] = {}
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    _use_npm_katex()
+    _folders.clear()
+    _folders.update(lesson_folders(config))
+    write_views(_folders)
+    version = json.loads((NODE / "pyodide" / "package.json").read_text())["version"]
+    config.extra["pyodide_version"] = version
+    config.extra["pyodide_packages_url"] = config.extra["pyodide_packages_url"].format(
+        version=version
+    )
+    return config
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    for src_dir, pattern, dest_dir in ASSETS:
+        matches = sorted(src_dir.glob(pattern))
+        if not matches:
+            raise PluginError(f"missing {src_dir / pattern}: run `npm ci`")
+        for path in matches:
+            _add(files, config, f"{dest_dir}/{path.relative_to(src_dir).as_posix()}", path)
+    for folder in _folders:
+        for name in ("exercise.py", "solution.py"):
+            _add(files, config, f"{folder}/{name}", GEN / "downloads" / folder / name)
+    return files
+
+
+def on_serve(server, config: MkDocsConfig, builder):
+    """Rebuild when lesson code or our JavaScript changes, not only the pages."""
+    server.watch(str(ROOT / "js"))
+    server.watch(str(ROOT / "overrides"))
+    return server

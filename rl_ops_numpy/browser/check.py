@@ -1,0 +1,247 @@
+"""Check a learner's function against the NumPy reference on many random inputs.
+
+The worker's **Check** button (and the drill's "check by meaning") calls :func:`check` with the
+learner's code. It defines the learner's function, calls it on seeded random inputs of every mask
+layout and a few sizes (as tensors of whatever ``torch`` is: the real one under CPython, the
+NumPy layer in the browser), calls the reference on the same numbers, and returns which cases
+differ, with their inputs, as plain data the page formats in the reader's language.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+import rl_ops_numpy as ops
+
+from .runner import CELL, format_exception, format_syntax_error, parts_from
+
+Inputs = dict[str, object]
+
+
+def _mask(rng: np.random.Generator, B: int, T: int, case: int) -> np.ndarray:
+    """Full, right-padded, left-padded, prompt-in-front, holes, an empty row: by case number."""
+    layout = case % 6
+    m = np.zeros((B, T))
+    for b in range(B):
+        n = int(rng.integers(1, T + 1))
+        if layout == 0:
+            m[b] = 1
+        elif layout == 1:
+            m[b, :n] = 1
+        elif layout == 2:
+            m[b, T - n :] = 1
+        elif layout == 3:
+            s = int(rng.integers(0, T - n + 1))
+            m[b, s : s + n] = 1
+        elif layout == 4:
+            m[b] = rng.random(T) < 0.6
+        else:
+            m[b, :n] = 1 if b % 2 == 0 else 0
+    return m
+
+
+def _size(rng: np.random.Generator, case: int) -> tuple[int, int]:
+    return (1, 1) if case == 0 else (int(rng.integers(1, 5)), int(rng.integers(1, 9)))
+
+
+def _normal(rng: np.random.Generator, shape, scale: float = 0.5) -> np.ndarray:
+    return rng.normal(0.0, scale, shape).astype(np.float32)
+
+
+def _ratio_inputs(rng, case):
+    B, T = _size(rng, case)
+    return {"new_logprobs": _normal(rng, (B, T)), "old_logprobs": _normal(rng, (B, T)),
+            "mask": _mask(rng, B, T, case).astype(np.float32)}
+
+
+def _gae_inputs(rng, case):
+    B, T = _size(rng, case)
+    return {"rewards": _normal(rng, (B, T), 1.0), "values": _normal(rng, (B, T), 1.0),
+            "mask": _mask(rng, B, T, case).astype(np.float32),
+            "gamma": float(rng.choice([1.0, 0.99, 0.9])), "lam": float(rng.choice([0.95, 0.8, 0.0]))}
+
+
+def _policy_inputs(rng, case):
+    B, T = _size(rng, case)
+    return {"new_logprobs": _normal(rng, (B, T)), "old_logprobs": _normal(rng, (B, T)),
+            "advantages": _normal(rng, (B, T), 1.0),
+            "mask": _mask(rng, B, T, case).astype(np.float32),
+            "clip_range": float(rng.choice([0.2, 0.1, 0.3]))}
+
+
+def _value_inputs(rng, case):
+    B, T = _size(rng, case)
+    return {"new_values": _normal(rng, (B, T)), "old_values": _normal(rng, (B, T)),
+            "returns": _normal(rng, (B, T)), "mask": _mask(rng, B, T, case).astype(np.float32),
+            "clip_range_value": float(rng.choice([0.2, 0.1, 0.5]))}
+
+
+def _kl_inputs(rng, case):
+    B, T = _size(rng, case)
+    q = _normal(rng, (B, T)) - 1.0
+    return {"p_logprobs": (q + _normal(rng, (B, T), 0.3)).astype(np.float32), "q_logprobs": q}
+
+
+def _rewards_inputs(rng, case):
+    B, T = _size(rng, case)
+    lp = _normal(rng, (B, T)) - 1.0
+    return {"rm_score": _normal(rng, (B,), 1.0), "logprobs": lp,
+            "ref_logprobs": (lp + _normal(rng, (B, T), 0.1)).astype(np.float32),
+            "response_mask": _mask(rng, B, T, case).astype(np.float32),
+            "kl_coef": float(rng.choice([0.05, 0.1]))}
+
+
+def _objective_inputs(rng, case):
+    n = 1 if case == 0 else int(rng.integers(1, 12))
+    return {"ratio": np.exp(_normal(rng, (n,), 0.4)).astype(np.float32),
+            "advantage": _normal(rng, (n,), 1.0), "clip_epsilon": float(rng.choice([0.2, 0.1]))}
+
+
+def _dpo_inputs(rng, case):
+    n = 1 if case == 0 else int(rng.integers(1, 8))
+    names = ("log_p_w", "log_p_l", "ref_log_p_w", "ref_log_p_l")
+    inputs: Inputs = {k: (_normal(rng, (n,), 5.0) - 20.0).astype(np.float32) for k in names}
+    inputs["beta"] = float(rng.choice([0.1, 0.5]))
+    return inputs
+
+
+def _episode_inputs(rng, case):
+    n = 1 if case == 0 else int(rng.integers(2, 12))
+    return {"rewards": _normal(rng, (n,), 1.0), "values": _normal(rng, (n,), 1.0),
+            "next_value": float(rng.normal()), "gamma": float(rng.choice([0.99, 1.0, 0.9])),
+            "gae_lambda": float(rng.choice([0.95, 0.0, 1.0]))}
+
+
+@dataclass(frozen=True)
+class Spec:
+    """How to test one exercise: random inputs (a dict in the function's parameter order) and
+    the reference that gives the right answer."""
+
+    make_inputs: Callable[[np.random.Generator, int], Inputs]
+    reference: Callable[..., object]
+    rtol: float = 1e-4
+    atol: float = 1e-5
+
+
+SPECS: dict[str, Spec] = {
+    "ppo/importance_ratio": Spec(_ratio_inputs, ops.importance_ratio),
+    "ppo/compute_gae": Spec(_gae_inputs, ops.compute_gae),
+    "ppo/policy_surrogate_loss": Spec(_policy_inputs, ops.policy_surrogate_loss),
+    "ppo/value_clipped_loss": Spec(_value_inputs, ops.value_clipped_loss),
+    "ppo/kl_estimators": Spec(_kl_inputs, ops.kl_estimators),
+    "ppo/shape_token_rewards": Spec(_rewards_inputs, ops.shape_token_rewards),
+    "s21/ppo_clipped_objective": Spec(_objective_inputs, ops.ppo_clipped_objective),
+    "s21/dpo_loss": Spec(_dpo_inputs, ops.dpo_loss),
+    "s21/compute_gae": Spec(
+        _episode_inputs,
+        lambda rewards, values, next_value, gamma, gae_lambda: ops.compute_gae_episode(
+            rewards, values, next_value=next_value, gamma=gamma, gae_lambda=gae_lambda
+        ),
+    ),
+}
+
+
+def _to_numpy(x: object) -> object:
+    """Tensors (real or layer), arrays, numbers and tuples of them, as NumPy values."""
+    if isinstance(x, tuple | list):
+        return tuple(_to_numpy(v) for v in x)
+    if hasattr(x, "detach"):
+        x = x.detach()
+    if hasattr(x, "numpy"):
+        return np.asarray(x.numpy(), dtype=np.float64)
+    return np.asarray(x, dtype=np.float64)
+
+
+def _show(x: object) -> str:
+    if isinstance(x, tuple):
+        return "(" + ", ".join(_show(v) for v in x) + ")"
+    if isinstance(x, np.ndarray):
+        if x.ndim == 0:
+            return f"{float(x):.6g}"
+        return np.array2string(x, precision=4, suppress_small=True, separator=", ")
+    return repr(x)
+
+
+def _differs(got: object, want: object, spec: Spec) -> str | None:
+    """Why ``got`` is not ``want`` (shape, structure or values), or None if they agree."""
+    if isinstance(want, tuple):
+        if not isinstance(got, tuple) or len(got) != len(want):
+            n = len(got) if isinstance(got, tuple) else 1
+            return f"returned {n} value(s), expected {len(want)}"
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            why = _differs(g, w, spec)
+            if why:
+                return f"output {i + 1}: {why}"
+        return None
+    assert isinstance(got, np.ndarray) and isinstance(want, np.ndarray)
+    if got.shape != want.shape and not (got.size == 1 and want.size == 1):
+        return f"shape {list(got.shape)}, expected {list(want.shape)}"
+    if not np.allclose(got.reshape(want.shape), want, rtol=spec.rtol, atol=spec.atol,
+                       equal_nan=True):
+        return "values differ"
+    return None
+
+
+def define(code: str, name: str, parts: list[dict] | None = None) -> tuple[object, str | None]:
+    """Run the learner's code silently and return ``(function, error)``."""
+    cell_parts = parts_from(parts, code)
+    try:
+        compiled = compile(code, CELL, "exec")
+    except SyntaxError as err:
+        return None, format_syntax_error(err, code, cell_parts)
+    namespace: dict = {"__name__": "__learner__"}
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compiled, namespace)
+    except BaseException as err:  # noqa: BLE001 - reported to the learner
+        return None, format_exception(err, code, cell_parts)
+    fn = namespace.get(name)
+    if not callable(fn):
+        return None, f"NameError: the code does not define a function named {name!r}\n"
+    return fn, None
+
+
+def check(stem: str, code: str, name: str, parts: list[dict] | None = None,
+          cases: int = 36, seed: int = 0) -> dict:
+    """Compare the learner's ``name`` with the reference of ``stem`` on ``cases`` inputs.
+
+    Returns ``{"total", "passed", "failures": [{"case", "inputs", "expected", "got",
+    "reason"}], "error"}``; at most three failures are described.
+    """
+    import torch  # the real torch under CPython, the layer in the browser
+
+    spec = SPECS[stem]
+    fn, error = define(code, name, parts)
+    result: dict = {"total": cases, "passed": 0, "failures": [], "error": error}
+    if error:
+        return result
+    for case in range(cases):
+        inputs = spec.make_inputs(np.random.default_rng([seed, case]), case)
+        want = _to_numpy(spec.reference(**inputs))
+        as_tensors = {
+            k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in inputs.items()
+        }
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                # positional, in the lesson's parameter order: learners may rename parameters
+                got_raw = fn(*as_tensors.values())
+            got = _to_numpy(got_raw)
+            reason = _differs(got, want, spec)
+        except BaseException as err:  # noqa: BLE001 - reported to the learner
+            got, reason = None, format_exception(err, code, parts_from(parts, code)).strip()
+        if reason is None:
+            result["passed"] += 1
+        elif len(result["failures"]) < 3:
+            result["failures"].append({
+                "case": case + 1,
+                "inputs": {k: _show(np.asarray(v)) for k, v in inputs.items()},
+                "expected": _show(want),
+                "got": "" if got is None else _show(got),
+                "reason": reason,
+            })
+    return result

@@ -1,0 +1,114 @@
+"""Run a learner's cell and report errors as a teacher would.
+
+The Pyodide worker calls :func:`run_cell` with the cell's code (the exercise with the blanks filled
+in, then its test block) and a description of its parts. Errors point at the learner's own lines
+("exercise, line 14"), never at wrapper code: a syntax error shows the line and a caret, a runtime
+error shows only the learner's frames, and ``_____`` left in the code is named as an unfilled
+blank. The same code runs under CPython in the tests.
+"""
+
+from __future__ import annotations
+
+import linecache
+import sys
+import traceback
+from dataclasses import dataclass
+from types import TracebackType
+
+CELL = "<cell>"  # the filename learner code is compiled under
+
+
+@dataclass(frozen=True)
+class Part:
+    """A named stretch of the cell: ``first`` is its first line in the combined code (1-based)."""
+
+    name: str
+    first: int
+    length: int
+
+
+def parts_from(spec: list[dict] | None, code: str) -> list[Part]:
+    """Parts from the worker's JSON (``[{"name", "first", "length"}]``), or the whole cell."""
+    if not spec:
+        return [Part("cell", 1, code.count("\n") + 1)]
+    return [Part(p["name"], int(p["first"]), int(p["length"])) for p in spec]
+
+
+def where(line: int, parts: list[Part]) -> str:
+    """``"exercise, line 3"``: a line of the combined code, in the learner's terms."""
+    for p in parts:
+        if p.first <= line < p.first + p.length:
+            return f"{p.name}, line {line - p.first + 1}"
+    return f"line {line}"
+
+
+def _source_line(code: str, line: int) -> str:
+    lines = code.split("\n")
+    return lines[line - 1] if 1 <= line <= len(lines) else ""
+
+
+def format_syntax_error(err: SyntaxError, code: str, parts: list[Part]) -> str:
+    """``SyntaxError: … (exercise, line 14)`` with the learner's line and a caret under it."""
+    line = err.lineno or 1
+    text = _source_line(code, line)
+    out = [f"{type(err).__name__}: {err.msg} ({where(line, parts)})"]
+    if text.strip():
+        indent = len(text) - len(text.lstrip())
+        out.append("    " + text.strip())
+        if err.offset:
+            caret = max(0, err.offset - 1 - indent)
+            width = 1
+            if err.end_offset and err.end_lineno == err.lineno and err.end_offset > err.offset:
+                width = err.end_offset - err.offset
+            out.append("    " + " " * caret + "^" * width)
+    return "\n".join(out) + "\n"
+
+
+def _learner_frames(tb: TracebackType | None) -> list[traceback.FrameSummary]:
+    return [f for f in traceback.extract_tb(tb) if f.filename == CELL]
+
+
+def format_exception(err: BaseException, code: str, parts: list[Part]) -> str:
+    """A traceback of the learner's frames only, then the error; hints for common slips."""
+    frames = _learner_frames(err.__traceback__)
+    out = []
+    if frames:
+        out.append("Traceback (most recent call last):")
+        for f in frames:
+            fn = "" if f.name == "<module>" else f", in {f.name}"
+            out.append(f"  {where(f.lineno or 0, parts)}{fn}")
+            text = _source_line(code, f.lineno or 0).strip()
+            if text:
+                out.append(f"    {text}")
+    message = "".join(traceback.format_exception_only(type(err), err)).strip()
+    out.append(message)
+    if isinstance(err, NameError) and getattr(err, "name", None) == "_____":
+        out.append("Hint: this line still holds a blank (_____): fill it in.")
+    return "\n".join(out) + "\n"
+
+
+def run_cell(code: str, parts: list[dict] | None = None, namespace: dict | None = None) -> bool:
+    """Compile and run ``code``; print any error to stderr in the learner's terms.
+
+    Returns True when the code ran to the end.
+    """
+    cell_parts = parts_from(parts, code)
+    # tracebacks and linecache can show the learner's source for <cell> frames
+    linecache.cache[CELL] = (len(code), None, code.splitlines(True), CELL)
+    try:
+        compiled = compile(code, CELL, "exec")
+    except SyntaxError as err:  # IndentationError included
+        sys.stderr.write(format_syntax_error(err, code, cell_parts))
+        return False
+    ns = namespace if namespace is not None else {"__name__": "__main__"}
+    try:
+        exec(compiled, ns)
+    except KeyboardInterrupt:
+        sys.stderr.write("Stopped.\n")
+        return False
+    except SystemExit as err:
+        return err.code in (None, 0)
+    except BaseException as err:  # the learner's error, whatever it is, is reported
+        sys.stderr.write(format_exception(err, code, cell_parts))
+        return False
+    return True

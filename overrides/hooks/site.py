@@ -4,17 +4,21 @@
   write the views of every lesson file into ``.cache/gen/`` for pymdownx.snippets to include:
   ``<name>.exercise.py`` (blanked), ``<name>.answers.py``, ``<name>.drill.py`` (the answer
   function alone) and ``<name>.cell.md`` (the runnable cell).
+  It also builds the ``rl_ops_numpy`` wheel (once per version of its sources).
 - ``on_files``: publish what is not a page: our ``js/`` modules, KaTeX's CSS and fonts, Pyodide's
-  core, uPlot, the ``rl_ops_numpy`` wheel, and each lesson folder's ``exercise.py`` and
-  ``solution.py`` downloads.
+  core, uPlot, the wheel, and each lesson folder's ``exercise.py`` and ``solution.py``
+  downloads.
 
 Nothing here is typed twice: every code view comes from ``lessons.Lesson``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from lessons import Lesson, download
@@ -139,9 +143,37 @@ def _add(files: Files, config: MkDocsConfig, dest: str, source: Path) -> None:
     files.append(File.generated(config, dest, abs_src_path=str(source)))
 
 
+# ---- the rl_ops_numpy wheel for Pyodide ------------------------------------------------------
+
+
+def build_wheel() -> Path:
+    """Build the pure-Python wheel (pip, no build isolation), once per version of the sources.
+
+    Pyodide installs it with ``unpackArchive``; ``pyodide-build`` is not needed for a pure-Python
+    package (and needs the network at start-up).
+    """
+    sources = sorted((ROOT / "rl_ops_numpy").rglob("*.py")) + [ROOT / "pyproject.toml"]
+    digest = hashlib.sha256()
+    for path in sources:
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    out = ROOT / ".cache" / "wheel" / digest.hexdigest()[:16]
+    wheels = sorted(out.glob("rl_ops_numpy-*.whl"))
+    if not wheels:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+             "--wheel-dir", str(out), str(ROOT)],
+            check=True,
+        )
+        wheels = sorted(out.glob("rl_ops_numpy-*.whl"))
+    if len(wheels) != 1:
+        raise PluginError(f"expected one rl_ops_numpy wheel in {out}, found {len(wheels)}")
+    return wheels[0]
+
+
 # ---- hook entry points ------------------------------------------------------------------------
 
 _folders: dict[str, tuple[str, list[Lesson]]] = {}
+_wheel: list[Path] = []
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
@@ -154,6 +186,11 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     config.extra["pyodide_packages_url"] = config.extra["pyodide_packages_url"].format(
         version=version
     )
+    wheel = build_wheel()
+    _wheel[:] = [wheel]
+    # the page config (overrides/main.html): the wheel's URL carries a hash of its content
+    config.extra["wheel_path"] = f"assets/wheels/{wheel.name}"
+    config.extra["wheel_hash"] = wheel.parent.name
     return config
 
 
@@ -164,6 +201,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             raise PluginError(f"missing {src_dir / pattern}: run `npm ci`")
         for path in matches:
             _add(files, config, f"{dest_dir}/{path.relative_to(src_dir).as_posix()}", path)
+    _add(files, config, f"assets/wheels/{_wheel[0].name}", _wheel[0])
     for folder in _folders:
         for name in ("exercise.py", "solution.py"):
             _add(files, config, f"{folder}/{name}", GEN / "downloads" / folder / name)

@@ -1,0 +1,167 @@
+// The Python worker: one module Web Worker per page runs Pyodide, so Python never blocks the page.
+//
+// Messages in:  {type: "load"}                                  load the core runtime (prefetch)
+//               {type: "run",   id, code, parts, interrupt?}    run a cell, streaming its output
+//               {type: "check", id, stem, name, code, parts}    compare a function with the reference
+//               {type: "call",  id, module, func, kwargs}       call a Python function (the demo)
+// Messages out: {type: "progress", stage, loaded, total}        what is being fetched, and how far
+//               {type: "ready"} · {type: "started", id} · {type: "stdout"|"stderr", id, text}
+//               {type: "event", id, data}                        a value a Python callback emitted
+//               {type: "done", id, ok, result?, error?, offline?}
+//
+// Pyodide's core comes from this site (assets/pyodide/); numpy from `packagesUrl` (the official
+// CDN of the same version, or a self-hosted distribution); rl_ops_numpy from the wheel the site
+// build made. numpy and the wheel are fetched only when code needs them.
+
+import { loadPyodide } from "../pyodide/pyodide.mjs";
+
+const coreURL = new URL("../pyodide/", import.meta.url).href;
+let config = null; // {packagesUrl, wheelUrl, numpyTimeoutMs}
+let pyodide = null;
+let corePromise = null;
+let packagesPromise = null;
+
+const post = (msg) => self.postMessage(msg);
+
+// ---- fetching with progress ------------------------------------------------------------------
+// Pyodide fetches its files itself; wrapping fetch lets the page show which file is coming and
+// how many bytes of it have arrived.
+const rawFetch = self.fetch.bind(self);
+self.fetch = async (input, init) => {
+  const url = typeof input === "string" ? input : input.url;
+  const name = decodeURIComponent(url.split("?")[0].split("/").pop());
+  post({ type: "progress", stage: name, loaded: 0, total: 0 });
+  const response = await rawFetch(input, init);
+  const total = Number(response.headers.get("content-length")) || 0;
+  if (!response.body || !response.ok) return response;
+  let loaded = 0;
+  let last = 0;
+  const counted = response.body.pipeThrough(
+    new TransformStream({
+      transform(chunk, controller) {
+        loaded += chunk.byteLength;
+        const now = performance.now();
+        if (now - last > 50 || loaded === total) {
+          last = now;
+          post({ type: "progress", stage: name, loaded, total });
+        }
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  return new Response(counted, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+};
+
+// ---- loading ---------------------------------------------------------------------------------
+
+function loadCore() {
+  corePromise ??= (async () => {
+    post({ type: "progress", stage: "pyodide.asm.wasm", loaded: 0, total: 0 });
+    pyodide = await loadPyodide({
+      indexURL: coreURL,
+      lockFileURL: coreURL + "pyodide-lock.json",
+      packageBaseUrl: config.packagesUrl,
+    });
+    post({ type: "ready" });
+    return pyodide;
+  })();
+  return corePromise;
+}
+
+class OfflineError extends Error {}
+
+function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new OfflineError(`${what}: no answer after ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+// numpy and rl_ops_numpy (with its torch layer), once per worker
+function loadPackages() {
+  packagesPromise ??= (async () => {
+    const py = await loadCore();
+    const messages = [];
+    await withTimeout(
+      py.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (m) => messages.push(m) }),
+      config.numpyTimeoutMs,
+      "numpy",
+    );
+    try {
+      py.pyimport("numpy"); // loadPackage logs failures instead of throwing: check the import
+    } catch {
+      throw new OfflineError(messages.join("\n") || "numpy could not be loaded");
+    }
+    const response = await fetch(config.wheelUrl);
+    if (!response.ok) throw new Error(`${config.wheelUrl}: HTTP ${response.status}`);
+    py.unpackArchive(await response.arrayBuffer(), "wheel");
+    py.runPython("from rl_ops_numpy.browser import install_torch; install_torch()");
+  })();
+  packagesPromise.catch(() => {
+    packagesPromise = null; // a later run may try again (the network may be back)
+  });
+  return packagesPromise;
+}
+
+const NEEDS_PACKAGES = /^\s*(import|from)\s+(torch|numpy|rl_ops_numpy)\b/m;
+
+// ---- running ---------------------------------------------------------------------------------
+
+async function prepare(id, code, interrupt) {
+  const py = await loadCore();
+  if (NEEDS_PACKAGES.test(code)) await loadPackages();
+  py.setStdout({ batched: (text) => post({ type: "stdout", id, text: text + "\n" }) });
+  py.setStderr({ batched: (text) => post({ type: "stderr", id, text: text + "\n" }) });
+  if (interrupt) {
+    py.setInterruptBuffer(interrupt);
+    interrupt[0] = 0;
+  }
+  return py;
+}
+
+async function handle(msg) {
+  const { id } = msg;
+  try {
+    if (msg.type === "load") {
+      await loadCore();
+      return;
+    }
+    const py = await prepare(id, msg.code ?? "", msg.interrupt);
+    post({ type: "started", id });
+    if (msg.type === "run") {
+      const runner = py.pyimport("rl_ops_numpy.browser.runner");
+      const ok = runner.run_cell(msg.code, py.toPy(msg.parts ?? []));
+      post({ type: "done", id, ok });
+    } else if (msg.type === "check") {
+      const checker = py.pyimport("rl_ops_numpy.browser.check");
+      const result = checker.check(msg.stem, msg.code, msg.name, py.toPy(msg.parts ?? []));
+      post({ type: "done", id, ok: true, result: result.toJs({ dict_converter: Object.fromEntries }) });
+      result.destroy();
+    } else if (msg.type === "call") {
+      const module = py.pyimport(msg.module);
+      const emit = (data) => post({ type: "event", id, data: data?.toJs ? data.toJs({ dict_converter: Object.fromEntries }) : data });
+      const kwargs = py.toPy({ ...msg.kwargs, on_log: emit });
+      const result = module[msg.func].callKwargs(kwargs);
+      post({ type: "done", id, ok: true, result: result?.toJs ? result.toJs({ dict_converter: Object.fromEntries }) : result });
+    }
+  } catch (err) {
+    const offline = err instanceof OfflineError || /fetch|network|load package/i.test(String(err?.message));
+    post({ type: "done", id, ok: false, error: String(err?.message ?? err), offline });
+  }
+}
+
+// One message at a time: Python itself is single-threaded.
+let queue = Promise.resolve();
+self.onmessage = (event) => {
+  const msg = event.data;
+  if (msg.type === "config") {
+    config = msg.config;
+    return;
+  }
+  queue = queue.then(() => handle(msg));
+};

@@ -28,7 +28,7 @@ const post = (msg) => self.postMessage(msg);
 // how many bytes of it have arrived.
 const rawFetch = self.fetch.bind(self);
 self.fetch = async (input, init) => {
-  const url = typeof input === "string" ? input : input.url;
+  const url = input instanceof Request ? input.url : String(input);
   const name = decodeURIComponent(url.split("?")[0].split("/").pop());
   post({ type: "progress", stage: name, loaded: 0, total: 0 });
   const response = await rawFetch(input, init);
@@ -61,11 +61,17 @@ self.fetch = async (input, init) => {
 function loadCore() {
   corePromise ??= (async () => {
     post({ type: "progress", stage: "pyodide.asm.wasm", loaded: 0, total: 0 });
+    const wheel = rawFetch(config.wheelUrl).then((r) => {
+      if (!r.ok) throw new Error(`${config.wheelUrl}: HTTP ${r.status}`);
+      return r.arrayBuffer();
+    });
     pyodide = await loadPyodide({
       indexURL: coreURL,
       lockFileURL: coreURL + "pyodide-lock.json",
       packageBaseUrl: config.packagesUrl,
     });
+    // rl_ops_numpy's pure-Python parts (the cell runner) work before numpy arrives
+    pyodide.unpackArchive(await wheel, "wheel");
     post({ type: "ready" });
     return pyodide;
   })();
@@ -82,7 +88,7 @@ function withTimeout(promise, ms, what) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-// numpy and rl_ops_numpy (with its torch layer), once per worker
+// numpy, then rl_ops_numpy's torch layer, once per worker
 function loadPackages() {
   packagesPromise ??= (async () => {
     const py = await loadCore();
@@ -97,9 +103,6 @@ function loadPackages() {
     } catch {
       throw new OfflineError(messages.join("\n") || "numpy could not be loaded");
     }
-    const response = await fetch(config.wheelUrl);
-    if (!response.ok) throw new Error(`${config.wheelUrl}: HTTP ${response.status}`);
-    py.unpackArchive(await response.arrayBuffer(), "wheel");
     py.runPython("from rl_ops_numpy.browser import install_torch; install_torch()");
   })();
   packagesPromise.catch(() => {

@@ -1,0 +1,30 @@
+"""Toy RLHF in pure NumPy: SFT, then PPO and DPO, on a tiny next-token model.
+
+Run it with ``python -m rl_ops_numpy.demo`` (``--help`` for the flags), or from Python, as the
+browser worker does::
+
+    from rl_ops_numpy.demo import BROWSER_CONFIG, run
+    result = run(BROWSER_CONFIG, on_log=lambda phase, step, total, metrics: ...)
+
+``run`` returns the dict the ``--json`` file holds. The pieces:
+
+- :mod:`.model`: the toy language model (actor), the value head (critic), Adam; gradients by hand.
+- :mod:`.reward`: the rule-based reward model, one named function per term.
+- :mod:`.train`: the three phases, built on the operators of :mod:`rl_ops_numpy`.
+- :mod:`.plot`: the optional matplotlib figure; :mod:`.__main__`: the command line.
+"""
+
+from .model import Batch, TinyLM, ValueHead
+from .reward import reward_terms, score
+from .train import BROWSER_CONFIG, DemoConfig, run
+
+__all__ = [
+    "BROWSER_CONFIG",
+    "Batch",
+    "DemoConfig",
+    "TinyLM",
+    "ValueHead",
+    "reward_terms",
+    "run",
+    "score",
+]

@@ -1,0 +1,580 @@
+r"""The three phases of the toy RLHF run: SFT, PPO, DPO, and :func:`run`, which chains them.
+
+1. **SFT**: fit :class:`~.model.TinyLM` to a small generated corpus of short babble words by
+   cross-entropy. The result is both the PPO actor's starting point and the frozen reference.
+2. **PPO**, with the four roles: the actor (trained), the critic (:class:`~.model.ValueHead`,
+   trained), the reference (the SFT model, frozen) and the reward model (:mod:`.reward`, fixed).
+   Each step samples a batch of words, turns the RM score and the KL to the reference into token
+   rewards (``shape_token_rewards``), advantages and returns (``compute_gae``), and then runs
+   several epochs of minibatch updates on the clipped surrogate (``policy_surrogate_loss``) and
+   the clipped value loss (``value_clipped_loss``).
+3. **DPO**, again from the SFT model: sample 4 words per prompt from it, keep the best as
+   $y_w$ and the worst as $y_l$ by RM score, and minimise ``dpo_loss`` on those pairs.
+
+The operators of :mod:`rl_ops_numpy` give every reported loss, the token rewards, the advantages
+and the KL. They return values, not gradients, so the gradients are written by hand below
+(``*_grad``: the derivative of each loss w.r.t. the log-probs or values) and pushed through the
+model by :meth:`TinyLM.backward <.model.TinyLM.backward>`; the tests check each against finite
+differences of the operator's value.
+
+All randomness comes from ``numpy.random.default_rng``, one generator per phase spawned from the
+seed, so a seed gives bit-identical numbers and each phase's draws do not depend on the step
+counts of the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+
+from .. import (
+    compute_gae,
+    dpo_loss,
+    importance_ratio,
+    kl_estimators,
+    policy_surrogate_loss,
+    shape_token_rewards,
+    value_clipped_loss,
+)
+from .model import FIRST_LETTER, LETTERS, Adam, Batch, TinyLM, V, ValueHead
+from .reward import score_batch
+
+__all__ = [
+    "BROWSER_CONFIG",
+    "DemoConfig",
+    "dpo_grad",
+    "dpo_loss_and_grads",
+    "make_corpus",
+    "policy_loss_and_grads",
+    "run",
+    "sft_loss_and_grads",
+    "surrogate_grad",
+    "value_grad",
+    "value_loss_and_grads",
+]
+
+OnLog = Callable[[str, int, int, dict[str, float]], Any]
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    """Every knob of the run. ``DemoConfig()`` is the CLI default; :meth:`browser` is smaller."""
+
+    seed: int = 0
+    max_len: int = 20  # longest word, in letters
+    temperature: float = 1.0  # τ for sampling and for every log-prob
+    log_every: int = 5  # steps per logged point (each point averages its steps)
+    # SFT
+    corpus_size: int = 2000
+    sft_steps: int = 150
+    sft_batch: int = 64
+    sft_lr: float = 0.05
+    # PPO
+    ppo_steps: int = 200
+    ppo_batch: int = 64  # words sampled per step
+    ppo_epochs: int = 4  # passes over each rollout
+    ppo_minibatches: int = 2  # updates per pass
+    actor_lr: float = 0.02
+    critic_lr: float = 0.05
+    # β of the KL penalty in the token rewards. Smaller than the operator's default 0.05: the
+    # reference writes babble far from what the RM likes, and at 0.05 the words stay near 6
+    # letters: each extra letter costs about as much KL penalty as the length term pays for it.
+    kl_coef: float = 0.01
+    clip_range: float = 0.2  # ε of the surrogate
+    clip_range_value: float = 0.2  # ε_v of the value loss
+    gamma: float = 1.0
+    lam: float = 0.95
+    # DPO
+    dpo_prompts: int = 512  # preference pairs (at most; ties are dropped)
+    dpo_samples: int = 4  # words per prompt; best and worst make the pair
+    dpo_steps: int = 200
+    dpo_batch: int = 64
+    dpo_lr: float = 0.02
+    dpo_beta: float = 0.1
+    # evaluation
+    eval_words: int = 256  # words sampled to score each final model
+    show_words: int = 8  # example words kept in the result
+
+    @classmethod
+    def browser(cls, **overrides: Any) -> DemoConfig:
+        """The run the browser starts: about a third of the default's work (~2 s in CPython).
+
+        Pyodide runs small NumPy operations 2–4× slower than CPython, so this finishes in well
+        under 20 s there, and still shows every effect of the default run.
+        """
+        small = {
+            "corpus_size": 1000,
+            "sft_steps": 100,
+            "ppo_steps": 100,
+            "ppo_batch": 48,
+            "ppo_minibatches": 1,
+            "dpo_prompts": 192,
+            "dpo_steps": 100,
+            "dpo_batch": 32,
+            "eval_words": 128,
+        }
+        return cls(**{**small, **overrides})
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> DemoConfig:
+        """A config from a (possibly partial) mapping, e.g. one a browser worker received."""
+        names = {f.name for f in fields(cls)}
+        unknown = set(d) - names
+        if unknown:
+            raise ValueError(f"unknown DemoConfig fields: {sorted(unknown)}")
+        return cls(**d)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, by name (JSON-ready)."""
+        return asdict(self)
+
+
+BROWSER_CONFIG = DemoConfig.browser()
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+# ---------------------------------------------------------------------------------------------
+
+# English letter frequencies (per cent), a–z
+_ENGLISH = np.array(
+    [8.2, 1.5, 2.8, 4.3, 12.7, 2.2, 2.0, 6.1, 7.0, 0.15, 0.8, 4.0, 2.4,
+     6.7, 7.5, 1.9, 0.1, 6.0, 6.3, 9.1, 2.8, 1.0, 2.4, 0.15, 2.0, 0.07]
+)  # fmt: skip
+
+
+def make_corpus(rng: np.random.Generator, size: int, max_len: int = 20) -> list[str]:
+    r"""The SFT corpus: short babble words, the kind of text a weak base model writes.
+
+    Each word has $n \sim U\{2, \dots, 8\}$ letters drawn from English letter frequencies; with
+    probability 0.3 a letter repeats the one before ("stutter"). Against the reward model these
+    words are too short, alternate vowels and consonants only by chance, and repeat letters, so
+    RL has room to improve them.
+    """
+    p = _ENGLISH / _ENGLISH.sum()
+    words = []
+    for _ in range(size):
+        n = min(int(rng.integers(2, 9)), max_len)
+        letters = rng.choice(26, size=n, p=p)
+        stutter = rng.random(n) < 0.3
+        for i in range(1, n):
+            if stutter[i]:
+                letters[i] = letters[i - 1]
+        words.append("".join(LETTERS[i] for i in letters))
+    return words
+
+
+def _random_prompts(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``[n]`` first letters, uniform over a–z (token ids)."""
+    return rng.integers(FIRST_LETTER, V, size=n)
+
+
+def _masked_mean(x: np.ndarray, mask: np.ndarray) -> float:
+    return float((x * mask).sum() / max(1.0, float(mask.sum())))
+
+
+# ---------------------------------------------------------------------------------------------
+# Losses and their hand-written gradients
+# ---------------------------------------------------------------------------------------------
+
+
+def sft_loss_and_grads(
+    model: TinyLM, batch: Batch, temperature: float = 1.0
+) -> tuple[float, dict[str, np.ndarray]]:
+    r"""Token-mean cross-entropy and its parameter gradients.
+
+    $$\mathcal{L}_{\text{SFT}} = -\frac{1}{N}\sum_{b,t} m_{bt}\log\pi(a_{bt}),\qquad
+      \frac{\partial\mathcal{L}}{\partial\log\pi(a_{bt})} = -\frac{m_{bt}}{N},
+      \qquad N = \max\big(1, \textstyle\sum m\big)$$
+    """
+    lp, logp = model.token_logprobs(batch, temperature)  # [B, T], [B, T, V]
+    n = max(1.0, float(batch.mask.sum()))
+    # L = −(1/N) Σ m log π(a_t)
+    loss = -float(lp.sum() / n)
+    return loss, model.backward(batch, logp, -batch.mask / n, temperature)
+
+
+def surrogate_grad(new_lp, old_lp, adv, mask, clip_range: float = 0.2) -> np.ndarray:
+    r"""$\partial L^{\text{CLIP}} / \partial \log\pi_\theta(a_t)$ for :func:`policy_surrogate_loss`.
+
+    Per token the loss is $\max(-\hat A\rho, -\hat A\operatorname{clip}(\rho, 1\pm\epsilon))/N$.
+    The clipped branch wins, and is flat in θ, exactly where the update has gone far enough:
+    $\hat A > 0,\ \rho > 1+\epsilon$ or $\hat A < 0,\ \rho < 1-\epsilon$. Elsewhere the
+    unclipped branch wins, and $\partial(-\hat A\rho)/\partial\log\pi_\theta = -\hat A\rho$:
+
+    $$\frac{\partial L}{\partial\log\pi_\theta(a_t)} = -\frac{m_t}{N}\,\hat A_t\,\rho_t\,
+      \big[\text{not clipped}\big]$$
+    """
+    # ρ = exp(log π_θ − log π_old)
+    ratio = np.exp(new_lp - old_lp)
+    clipped = ((adv > 0) & (ratio > 1 + clip_range)) | ((adv < 0) & (ratio < 1 - clip_range))
+    n = max(1.0, float(mask.sum()))
+    # ∂/∂log π_θ = −Â ρ / N where not clipped
+    return np.where(clipped, 0.0, -adv * ratio) * mask / n
+
+
+def value_grad(new_v, old_v, returns, mask, clip_range_value: float = 0.2) -> np.ndarray:
+    r"""$\partial L^V / \partial V_\theta$ for :func:`value_clipped_loss`.
+
+    Per token the loss is $\tfrac12\max((V - R)^2, (V^{\text{clip}} - R)^2)/N$. Inside the clip
+    range $V^{\text{clip}} = V$ and both terms agree; outside it $V^{\text{clip}}$ is a constant.
+    So the gradient is that of the unclipped term where it is the larger one, else 0:
+
+    $$\frac{\partial L^V}{\partial V_t} = \frac{m_t}{N}\,(V_t - R_t)\,
+      \big[(V_t - R_t)^2 \ge (V^{\text{clip}}_t - R_t)^2\big]$$
+    """
+    # V_clip = V_old + clip(V − V_old, −ε_v, ε_v)
+    v_clip = old_v + np.clip(new_v - old_v, -clip_range_value, clip_range_value)
+    unclipped_wins = (new_v - returns) ** 2 >= (v_clip - returns) ** 2
+    n = max(1.0, float(mask.sum()))
+    # ∂(½(V − R)²)/∂V = V − R
+    return np.where(unclipped_wins, new_v - returns, 0.0) * mask / n
+
+
+def dpo_grad(log_p_w, log_p_l, ref_log_p_w, ref_log_p_l, beta: float = 0.1):
+    r"""Gradients of the pair-mean of :func:`dpo_loss` w.r.t. the sequence log-probs.
+
+    With $z = \beta[(\log\pi(y_w) - \log\pi_{\text{ref}}(y_w)) - (\log\pi(y_l) -
+    \log\pi_{\text{ref}}(y_l))]$ and $\mathcal{L} = \frac1P\sum \log(1 + e^{-z})$:
+
+    $$\frac{\partial\mathcal{L}}{\partial\log\pi(y_w)} = -\frac{\beta}{P}\sigma(-z),\qquad
+      \frac{\partial\mathcal{L}}{\partial\log\pi(y_l)} = +\frac{\beta}{P}\sigma(-z)$$
+
+    Returns:
+        ``(grad_w, grad_l)``, each shaped like the inputs ``[P]``.
+    """
+    # z = β[(log π(y_w) − log π_ref(y_w)) − (log π(y_l) − log π_ref(y_l))]
+    z = beta * ((log_p_w - ref_log_p_w) - (log_p_l - ref_log_p_l))
+    # σ(−z) = exp(−log(1 + e^{z})), stable for any z
+    s = np.exp(-np.logaddexp(0.0, z))
+    P = z.size  # pairs
+    return -beta * s / P, beta * s / P
+
+
+def policy_loss_and_grads(
+    model: TinyLM,
+    batch: Batch,
+    old_lp: np.ndarray,
+    adv: np.ndarray,
+    clip_range: float = 0.2,
+    temperature: float = 1.0,
+) -> tuple[float, dict[str, np.ndarray], float]:
+    """The clipped surrogate (by the operator), its parameter gradients, and the clip fraction."""
+    new_lp, logp = model.token_logprobs(batch, temperature)  # [B, T], [B, T, V]
+    loss = policy_surrogate_loss(new_lp, old_lp, adv, batch.mask, clip_range)
+    g = surrogate_grad(new_lp, old_lp, adv, batch.mask, clip_range)
+    # clip fraction: share of tokens with |ρ − 1| > ε
+    ratio = importance_ratio(new_lp, old_lp, batch.mask)
+    clipfrac = _masked_mean(np.abs(ratio - 1) > clip_range, batch.mask)
+    return loss, model.backward(batch, logp, g, temperature), clipfrac
+
+
+def value_loss_and_grads(
+    critic: ValueHead,
+    batch: Batch,
+    old_v: np.ndarray,
+    returns: np.ndarray,
+    clip_range_value: float = 0.2,
+) -> tuple[float, dict[str, np.ndarray]]:
+    """The clipped value loss (by the operator) and its parameter gradients."""
+    new_v = critic.values(batch)  # [B, T]
+    loss = value_clipped_loss(new_v, old_v, returns, batch.mask, clip_range_value)
+    g = value_grad(new_v, old_v, returns, batch.mask, clip_range_value)
+    return loss, critic.backward(batch, g)
+
+
+def dpo_loss_and_grads(
+    model: TinyLM,
+    chosen: Batch,
+    rejected: Batch,
+    ref_chosen: np.ndarray,
+    ref_rejected: np.ndarray,
+    beta: float = 0.1,
+    temperature: float = 1.0,
+) -> tuple[float, dict[str, np.ndarray], np.ndarray]:
+    r"""Pair-mean DPO loss (by the operator), its parameter gradients, and each pair's margin.
+
+    The margin is the implicit reward gap $\beta[(\log\pi(y_w) - \log\pi_{\text{ref}}(y_w)) -
+    (\log\pi(y_l) - \log\pi_{\text{ref}}(y_l))]$, TRL's ``rewards/margins``; the loss is
+    $-\log\sigma(\text{margin})$. Sequence log-probs are sums over tokens, so each token's
+    log-prob receives its sequence's gradient.
+    """
+    lp_w, logp_w = model.token_logprobs(chosen, temperature)  # [P, T], [P, T, V]
+    lp_l, logp_l = model.token_logprobs(rejected, temperature)
+    # log π(y) = Σ_t log π(a_t)
+    seq_w, seq_l = lp_w.sum(axis=1), lp_l.sum(axis=1)  # [P]
+    loss = float(np.mean(dpo_loss(seq_w, seq_l, ref_chosen, ref_rejected, beta)))
+    g_w, g_l = dpo_grad(seq_w, seq_l, ref_chosen, ref_rejected, beta)  # [P]
+    grads_w = model.backward(chosen, logp_w, np.broadcast_to(g_w[:, None], lp_w.shape), temperature)
+    grads_l = model.backward(
+        rejected, logp_l, np.broadcast_to(g_l[:, None], lp_l.shape), temperature
+    )
+    grads = {k: grads_w[k] + grads_l[k] for k in grads_w}
+    margin = beta * ((seq_w - ref_chosen) - (seq_l - ref_rejected))
+    return loss, grads, margin
+
+
+# ---------------------------------------------------------------------------------------------
+# Logging
+# ---------------------------------------------------------------------------------------------
+
+
+class _Logger:
+    """Averages each metric over ``every`` steps, appends the means to ``out``, calls ``on_log``."""
+
+    def __init__(self, phase: str, total: int, every: int, out: dict, on_log: OnLog | None):
+        self.phase, self.total, self.every, self.on_log = phase, total, max(1, every), on_log
+        self.out = out
+        self.out.setdefault("step", [])
+        self.pending: dict[str, list[float]] = {}
+
+    def add(self, step: int, metrics: dict[str, float]) -> None:
+        for k, v in metrics.items():
+            self.pending.setdefault(k, []).append(float(v))
+        if step % self.every and step != self.total:
+            return
+        means = {k: float(np.mean(v)) for k, v in self.pending.items()}
+        self.pending = {}
+        self.out["step"].append(step)
+        for k, v in means.items():
+            self.out.setdefault(k, []).append(v)
+        if self.on_log is not None:
+            self.on_log(self.phase, step, self.total, means)
+
+
+# ---------------------------------------------------------------------------------------------
+# The three phases
+# ---------------------------------------------------------------------------------------------
+
+
+def train_sft(cfg: DemoConfig, rng: np.random.Generator, log: _Logger) -> TinyLM:
+    """Fit a fresh :class:`TinyLM` to :func:`make_corpus` by cross-entropy, with Adam."""
+    corpus = Batch.from_words(make_corpus(rng, cfg.corpus_size, cfg.max_len), cfg.max_len)
+    model = TinyLM(cfg.max_len)
+    opt = Adam(model.params, cfg.sft_lr)
+    for step in range(1, cfg.sft_steps + 1):
+        idx = rng.choice(cfg.corpus_size, size=min(cfg.sft_batch, cfg.corpus_size), replace=False)
+        loss, grads = sft_loss_and_grads(model, corpus.take(idx), cfg.temperature)
+        opt.step(grads)
+        log.add(step, {"loss": loss})
+    return model
+
+
+def _whiten(adv: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    r"""$(\hat A - \mu)/(\sigma + 10^{-8})$ over response tokens, 0 on padding (as TRL does)."""
+    mu = _masked_mean(adv, mask)
+    sigma = np.sqrt(_masked_mean((adv - mu) ** 2, mask))
+    return (adv - mu) / (sigma + 1e-8) * mask
+
+
+def ppo_step(
+    cfg: DemoConfig,
+    actor: TinyLM,
+    critic: ValueHead,
+    ref: TinyLM,
+    opt_actor: Adam,
+    opt_critic: Adam,
+    rng: np.random.Generator,
+) -> dict[str, float]:
+    """One PPO iteration: a rollout, then ``ppo_epochs × ppo_minibatches`` updates; its metrics."""
+    tau = cfg.temperature
+    # --- rollout: the actor writes, the reward model scores, the reference and critic look on ---
+    batch = actor.sample(_random_prompts(rng, cfg.ppo_batch), rng, tau)
+    m = batch.mask  # [B, T]
+    rm_score = score_batch(batch.words())  # [B]
+    old_lp, logp = actor.token_logprobs(batch, tau)  # [B, T], [B, T, V]
+    ref_lp, _ = ref.token_logprobs(batch, tau)  # [B, T]
+    old_v = critic.values(batch)  # [B, T]
+    # r_t = −β(log π − log π_ref) + [t = last] R
+    rewards = shape_token_rewards(rm_score, old_lp, ref_lp, m, cfg.kl_coef)
+    # Â_t = δ_t + γλ Â_{t+1},  R_t = Â_t + V_t
+    adv, returns = compute_gae(rewards, old_v, m, cfg.gamma, cfg.lam)
+    # Â ← (Â − mean Â) / std Â over the batch's response tokens
+    adv = _whiten(adv, m)
+    # KL(π ‖ π_ref) per token: tokens come from π, so p = π_ref, q = π; k1 = log π − log π_ref
+    k1, _, k3 = kl_estimators(ref_lp, old_lp)
+    # H(π_t) = −Σ_v π_t(v) log π_t(v), averaged over response tokens
+    entropy = _masked_mean(TinyLM.entropy(logp), m)
+    # --- learning: several epochs of minibatch updates on the same rollout ---
+    B = cfg.ppo_batch  # words in the rollout
+    size = -(-B // cfg.ppo_minibatches)  # words per minibatch
+    pl, vl, cf = [], [], []
+    for _ in range(cfg.ppo_epochs):
+        order = rng.permutation(B)
+        for start in range(0, B, size):
+            idx = order[start : start + size]
+            mb = batch.take(idx)
+            # actor: L^CLIP = mean max(−Âρ, −Â clip(ρ, 1−ε, 1+ε)), one Adam step
+            loss, grads, clipfrac = policy_loss_and_grads(
+                actor, mb, old_lp[idx], adv[idx], cfg.clip_range, tau
+            )
+            opt_actor.step(grads)
+            # critic: L^V = ½ mean max((V − R)², (V_clip − R)²), one Adam step
+            v_loss, v_grads = value_loss_and_grads(
+                critic, mb, old_v[idx], returns[idx], cfg.clip_range_value
+            )
+            opt_critic.step(v_grads)
+            pl.append(loss)
+            vl.append(v_loss)
+            cf.append(clipfrac)
+    return {
+        "rm_score": float(rm_score.mean()),
+        # KL per word: Σ_t k_t over the response, averaged over words
+        "kl": float((k1 * m).sum(axis=1).mean()),
+        "kl_k3": float((k3 * m).sum(axis=1).mean()),
+        "entropy": entropy,
+        "policy_loss": float(np.mean(pl)),
+        "value_loss": float(np.mean(vl)),
+        "clipfrac": float(np.mean(cf)),
+        "length": float(m.sum(axis=1).mean()),
+    }
+
+
+def train_ppo(cfg: DemoConfig, sft: TinyLM, rng: np.random.Generator, log: _Logger) -> TinyLM:
+    """PPO from the SFT model; the SFT model itself stays frozen as the reference."""
+    actor, ref, critic = sft.copy(), sft, ValueHead(cfg.max_len)
+    opt_actor, opt_critic = Adam(actor.params, cfg.actor_lr), Adam(critic.params, cfg.critic_lr)
+    for step in range(1, cfg.ppo_steps + 1):
+        log.add(step, ppo_step(cfg, actor, critic, ref, opt_actor, opt_critic, rng))
+    return actor
+
+
+def preference_pairs(
+    ref: TinyLM, rng: np.random.Generator, n_prompts: int, k: int = 4, temperature: float = 1.0
+) -> tuple[Batch, Batch]:
+    """Best-of-k vs worst-of-k: ``k`` words per prompt from ``ref``, scored by the reward model.
+
+    Returns ``(chosen, rejected)`` batches, one row per prompt; prompts whose ``k`` words all
+    score the same are dropped.
+    """
+    prompts = np.repeat(_random_prompts(rng, n_prompts), k)  # [n·k], k copies of each prompt
+    batch = ref.sample(prompts, rng, temperature)
+    scores = score_batch(batch.words()).reshape(n_prompts, k)  # [n, k]
+    best, worst = scores.argmax(axis=1), scores.argmin(axis=1)
+    keep = np.nonzero(scores.max(axis=1) > scores.min(axis=1))[0]
+    rows = np.arange(n_prompts) * k
+    return batch.take(rows[keep] + best[keep]), batch.take(rows[keep] + worst[keep])
+
+
+def train_dpo(
+    cfg: DemoConfig,
+    sft: TinyLM,
+    rng: np.random.Generator,
+    log: _Logger,
+    eval_rng: np.random.Generator,
+) -> TinyLM:
+    """DPO from the SFT model, also the reference, on best/worst-of-``dpo_samples`` pairs."""
+    tau = cfg.temperature
+    chosen, rejected = preference_pairs(sft, rng, cfg.dpo_prompts, cfg.dpo_samples, tau)
+    ref_w = sft.token_logprobs(chosen, tau)[0].sum(axis=1)  # [P] log π_ref(y_w), fixed
+    ref_l = sft.token_logprobs(rejected, tau)[0].sum(axis=1)  # [P] log π_ref(y_l), fixed
+    P = len(ref_w)  # pairs
+    policy = sft.copy()
+    opt = Adam(policy.params, cfg.dpo_lr)
+    for step in range(1, cfg.dpo_steps + 1):
+        idx = rng.choice(P, size=min(cfg.dpo_batch, P), replace=False)
+        loss, grads, margin = dpo_loss_and_grads(
+            policy,
+            chosen.take(idx),
+            rejected.take(idx),
+            ref_w[idx],
+            ref_l[idx],
+            cfg.dpo_beta,
+            tau,
+        )
+        opt.step(grads)
+        metrics = {
+            "loss": loss,
+            "margin": float(margin.mean()),
+            "accuracy": float(np.mean(margin > 0)),
+        }
+        if step % cfg.log_every == 0 or step == cfg.dpo_steps:
+            # how the reward model likes what the DPO policy writes now (not a training signal)
+            words = policy.sample(_random_prompts(eval_rng, cfg.ppo_batch), eval_rng, tau).words()
+            metrics["rm_score"] = float(score_batch(words).mean())
+        log.add(step, metrics)
+    return policy
+
+
+def _evaluate(model: TinyLM, cfg: DemoConfig, seed: np.random.SeedSequence) -> dict[str, Any]:
+    """Mean RM score of ``eval_words`` fresh words, and a few examples with their scores."""
+    rng = np.random.default_rng(seed)  # the same draws for every model, for a fair comparison
+    words = model.sample(_random_prompts(rng, cfg.eval_words), rng, cfg.temperature).words()
+    scores = score_batch(words)
+    shown = [{"word": w, "score": float(s)} for w, s in zip(words, scores, strict=True)]
+    return {
+        "rm_score": float(scores.mean()),
+        "length": float(np.mean([len(w) for w in words])),
+        "examples": shown[: cfg.show_words],
+    }
+
+
+def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | None = None) -> dict:
+    r"""Run SFT, then PPO and DPO (both from the SFT model), and return every logged metric.
+
+    Args:
+        config: a :class:`DemoConfig`, a mapping of some of its fields (the rest default), or
+            ``None`` for the defaults. Use :data:`BROWSER_CONFIG` in Pyodide.
+        on_log: called as ``on_log(phase, step, total, metrics)`` at every logging step, with
+            ``phase`` in ``"sft"``, ``"ppo"``, ``"dpo"`` and ``metrics`` a dict of floats, the
+            means since the previous logging step.
+
+    Returns:
+        ``{"config": {...}, "sft": {"step", "loss"}, "ppo": {"step", "rm_score", "kl", "kl_k3",
+        "entropy", "policy_loss", "value_loss", "clipfrac", "length"}, "dpo": {"step", "loss",
+        "margin", "accuracy", "rm_score"}, "eval": {"sft"|"ppo"|"dpo": {"rm_score", "length",
+        "examples"}}}``; every metric a list with one float per logging step. JSON-ready, and
+        identical for identical configs.
+
+    The metrics: ``rm_score``, the mean RM score of the batch's words; ``kl``, the mean over
+    words of $\sum_t k_1 = \sum_t(\log\pi - \log\pi_{\text{ref}})$, and ``kl_k3`` the same with
+    $k_3$; ``entropy``, the mean per-token entropy of the actor on its own words; ``clipfrac``,
+    the share of tokens with $|\rho - 1| > \epsilon$; ``length``, tokens per response (letters +
+    EOS); ``margin``, the mean of $\beta[(\log\pi - \log\pi_{\text{ref}})(y_w) - (\log\pi -
+    \log\pi_{\text{ref}})(y_l)]$; ``accuracy``, the share of pairs with a positive margin;
+    DPO's ``rm_score`` is that of fresh words from the DPO policy (not a training signal).
+
+    From Pyodide, ``on_log`` may be a JavaScript function: it receives ``metrics`` as a
+    ``PyProxy`` (``metrics.toJs({dict_converter: Object.fromEntries})`` makes it an object).
+    """
+    if config is None:
+        cfg = DemoConfig()
+    elif isinstance(config, DemoConfig):
+        cfg = config
+    else:
+        cfg = DemoConfig.from_dict(config)
+    seq_sft, seq_ppo, seq_dpo, seq_eval, seq_dpo_eval = np.random.SeedSequence(cfg.seed).spawn(5)
+    result: dict[str, Any] = {"config": cfg.to_dict(), "sft": {}, "ppo": {}, "dpo": {}}
+    every = cfg.log_every
+
+    sft = train_sft(
+        cfg,
+        np.random.default_rng(seq_sft),
+        _Logger("sft", cfg.sft_steps, every, result["sft"], on_log),
+    )
+    actor = train_ppo(
+        cfg,
+        sft,
+        np.random.default_rng(seq_ppo),
+        _Logger("ppo", cfg.ppo_steps, every, result["ppo"], on_log),
+    )
+    dpo_policy = train_dpo(
+        cfg,
+        sft,
+        np.random.default_rng(seq_dpo),
+        _Logger("dpo", cfg.dpo_steps, every, result["dpo"], on_log),
+        np.random.default_rng(seq_dpo_eval),
+    )
+    result["eval"] = {
+        name: _evaluate(model, cfg, seq_eval)
+        for name, model in (("sft", sft), ("ppo", actor), ("dpo", dpo_policy))
+    }
+    return result
+
+
+def with_steps(cfg: DemoConfig, **steps: int | None) -> DemoConfig:
+    """``cfg`` with the given step counts replaced (``None`` keeps the current one)."""
+    return replace(cfg, **{k: v for k, v in steps.items() if v is not None})

@@ -26,7 +26,17 @@ _OPERATORS = {
     "value_clipped_loss": "ppo",
 }
 
-__all__ = sorted(_OPERATORS)
+__all__ = [
+    "compute_gae",
+    "compute_gae_episode",
+    "dpo_loss",
+    "importance_ratio",
+    "kl_estimators",
+    "policy_surrogate_loss",
+    "ppo_clipped_objective",
+    "shape_token_rewards",
+    "value_clipped_loss",
+]
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eagerly

@@ -189,3 +189,11 @@ def test_lists_and_integer_masks_are_accepted_and_float32_stays_float32():
     )
     assert r32.dtype == np.float32
     assert isinstance(ppo_clipped_objective(1.5, 1.0), float)
+
+
+def test_package_exports_exactly_the_operators():
+    import rl_ops_numpy
+
+    assert sorted(rl_ops_numpy.__all__) == sorted(rl_ops_numpy._OPERATORS)
+    for name in rl_ops_numpy.__all__:
+        assert callable(getattr(rl_ops_numpy, name))

@@ -33,7 +33,6 @@ class Cell {
     this.stem = root.dataset.runner;
     this.name = root.dataset.function;
     this.version = root.dataset.version;
-    this.timeoutMs = Number(root.dataset.timeout || 10) * 1000;
     const blocks = root.querySelectorAll(":scope > .highlight, :scope > div > .highlight");
     [this.exerciseBlock, this.testBlock] = blocks;
     this.exerciseCode = this.exerciseBlock.querySelector("code");
@@ -42,6 +41,11 @@ class Cell {
     this.blanks = this._makeBlanks();
     this._buildUi();
     this._restore();
+  }
+
+  /** The per-run time limit: data-timeout seconds on the cell, 10 by default. */
+  get timeoutMs() {
+    return Number(this.root.dataset.timeout || 10) * 1000;
   }
 
   // ---- the code ------------------------------------------------------------------------------

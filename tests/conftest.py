@@ -24,3 +24,45 @@ def lesson_function(stem: str):
 @pytest.fixture(scope="session")
 def lessons() -> dict[str, Lesson]:
     return LESSONS
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> dict:
+    """`mkdocs build --strict` into a temporary folder, once per test session."""
+    import os
+    import subprocess
+    import time
+
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True,
+    )
+    return {
+        "dir": out,
+        "returncode": proc.returncode,
+        "log": proc.stdout + proc.stderr,
+        "seconds": time.perf_counter() - start,
+    }
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site):
+    """The built site on a local server."""
+    from .browser import serve
+
+    assert built_site["returncode"] == 0, built_site["log"]
+    with serve(built_site["dir"]) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    from .browser import browser, chromium_path
+
+    if chromium_path() is None:
+        pytest.fail("chromium is not installed: `make test` installs it with apt-get as root")
+    with browser() as b:
+        yield b

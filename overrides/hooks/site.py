@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +25,7 @@ from pathlib import Path
 from lessons import Lesson, download
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.structure.files import File, Files
+from mkdocs.structure.files import File, Files, InclusionLevel
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 GEN = ROOT / ".cache" / "gen"
@@ -140,7 +141,9 @@ def _add(files: Files, config: MkDocsConfig, dest: str, source: Path) -> None:
     existing = files.get_file_from_path(dest)
     if existing is not None:
         files.remove(existing)
-    files.append(File.generated(config, dest, abs_src_path=str(source)))
+    files.append(
+        File.generated(config, dest, abs_src_path=str(source), inclusion=InclusionLevel.INCLUDED)
+    )
 
 
 # ---- the rl_ops_numpy wheel for Pyodide ------------------------------------------------------
@@ -206,6 +209,21 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         for name in ("exercise.py", "solution.py"):
             _add(files, config, f"{folder}/{name}", GEN / "downloads" / folder / name)
     return files
+
+
+_HEAD_ALTERNATE = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
+
+
+def on_post_page(output: str, page, config: MkDocsConfig) -> str:
+    """Drop the ``<link rel="alternate" hreflang>`` tags from the head.
+
+    mkdocs-static-i18n points them at the same page in the other language; Material's script then
+    fetches ``<that page>/sitemap.xml``, which exists only at the language root (a 404 on every
+    page). The language switcher in the header keeps its contextual links, and the i18n plugin's
+    ``sitemap.xml`` carries the hreflang alternates for search engines.
+    """
+    head, sep, body = output.partition("</head>")
+    return _HEAD_ALTERNATE.sub("", head) + sep + body
 
 
 def on_serve(server, config: MkDocsConfig, builder):

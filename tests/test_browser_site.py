@@ -1,0 +1,57 @@
+"""Every page in headless Chromium: only local requests, no console errors, a working language
+switcher, and Chinese search."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+import pytest
+
+PAGES = ["", "ppo/", "s21/", "s21/demo/", "glossary/"]
+
+
+@pytest.fixture
+def page(chromium):
+    context = chromium.new_context()
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.mark.parametrize("lang", ["", "en/"])
+@pytest.mark.parametrize("path", PAGES)
+def test_page_loads_locally_without_console_errors(page, site_url, path, lang):
+    host = urlparse(site_url).netloc
+    foreign, errors = [], []
+    page.on("request", lambda r: urlparse(r.url).netloc not in (host, "") and foreign.append(r.url))
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("response", lambda r: r.status >= 400 and errors.append(f"{r.status} {r.url}"))
+    page.goto(f"{site_url}/{lang}{path}")
+    page.wait_for_load_state("networkidle")
+    assert not foreign, f"requests to other hosts: {foreign}"
+    assert not errors, errors
+    assert page.locator("article h1").count() == 1
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_language_switcher_leads_to_the_same_page(page, site_url, path):
+    page.goto(f"{site_url}/{path}")
+    for lang, expected in (("en", f"{site_url}/en/{path}"), ("zh", f"{site_url}/{path}")):
+        with page.expect_navigation():
+            page.eval_on_selector(f".md-select a[hreflang='{lang}']", "a => a.click()")
+        assert page.url == expected
+        assert page.locator("html").get_attribute("lang") == lang
+
+
+def test_chinese_search_finds_a_chinese_term(page, site_url):
+    page.goto(f"{site_url}/")
+    page.wait_for_load_state("networkidle")
+    page.locator("label.md-search__icon, .md-search__input").first.click()
+    search = page.locator(".md-search__input")
+    search.fill("重要性")
+    search.press("End")  # Material searches on key events; fill() alone types no key
+    results = page.locator(".md-search-result__item")
+    results.first.wait_for(timeout=10000)
+    assert results.count() > 0
+    assert "重要性" in page.locator(".md-search-result").inner_text()

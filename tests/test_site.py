@@ -1,0 +1,198 @@
+"""The built site: a strict build, both languages alike, math typeset, downloads that work."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from .conftest import DOCS, LESSONS, ROOT
+
+PAGES = sorted(p.relative_to(DOCS) for p in DOCS.rglob("*.zh.md"))
+
+
+def _en(path: Path) -> Path:
+    return path.with_name(path.name.replace(".zh.md", ".en.md"))
+
+
+def _html(site: Path, page: Path, lang: str) -> str:
+    """The built HTML of a page source (``s21/demo.zh.md`` -> ``s21/demo/index.html``)."""
+    stem = page.as_posix().removesuffix(".zh.md")
+    folder = stem.removesuffix("index") if stem.endswith("index") else stem + "/"
+    return (site / ("en/" if lang == "en" else "") / folder / "index.html").read_text("utf-8")
+
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+        "track", "wbr", "path", "line", "rect"}
+
+
+class _Text(HTMLParser):
+    """The article's headings, code blocks, count of KaTeX formulas, and the prose around them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.headings: list[tuple[int, str]] = []
+        self.code: list[str] = []
+        self.prose: list[str] = []
+        self.katex = 0
+        self._skipping: list[bool] = []  # per open element: is it in code, math or script?
+        self._article = 0
+        self._heading: list[str] | None = None
+        self._level = 0
+        self._code: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        classes = (dict(attrs).get("class") or "").split()
+        if tag == "article":
+            self._article += 1
+        if "katex" in classes and self._article:
+            self.katex += 1
+        if tag in {"h1", "h2", "h3", "h4"}:
+            self._heading, self._level = [], int(tag[1])
+        if tag == "pre":
+            self._code = []
+        if tag in VOID:
+            return
+        parent = self._skipping[-1] if self._skipping else False
+        self._skipping.append(parent or tag in {"pre", "code", "script", "style"}
+                              or "katex" in classes)
+
+    def handle_endtag(self, tag):
+        if tag == "article":
+            self._article -= 1
+        if tag in {"h1", "h2", "h3", "h4"} and self._heading is not None:
+            self.headings.append((self._level, "".join(self._heading).strip()))
+            self._heading = None
+        if tag == "pre" and self._code is not None:
+            self.code.append("".join(self._code))
+            self._code = None
+        if tag not in VOID and self._skipping:
+            self._skipping.pop()
+
+    def handle_data(self, data):
+        if not self._article:
+            return
+        if self._code is not None:
+            self._code.append(data)
+        if self._heading is not None:
+            self._heading.append(data)
+        if not (self._skipping and self._skipping[-1]):
+            self.prose.append(data)
+
+
+def _parse(html: str) -> _Text:
+    p = _Text()
+    p.feed(html)
+    return p
+
+
+def test_strict_build_has_no_warnings(built_site):
+    assert built_site["returncode"] == 0, built_site["log"]
+    assert "WARNING" not in built_site["log"], built_site["log"]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=str)
+def test_page_exists_in_both_languages_with_the_same_structure(page, built_site):
+    assert _en(DOCS / page).exists(), f"{_en(page)} is missing"
+    zh = _parse(_html(built_site["dir"], page, "zh"))
+    en = _parse(_html(built_site["dir"], page, "en"))
+    assert [lvl for lvl, _ in zh.headings] == [lvl for lvl, _ in en.headings]
+    assert zh.code == en.code, "the two languages show different code blocks"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=str)
+def test_page_sources_have_the_same_headings_and_code(page):
+    def structure(text: str):
+        headings, code, fence = [], [], None
+        for line in text.split("\n"):
+            if fence is None and (m := re.match(r"^\s*(`{3,})", line)):
+                fence = m.group(1)
+                code.append(line.strip())
+            elif fence is not None:
+                code.append(line.strip())
+                if line.strip() == fence:
+                    fence = None
+            elif m := re.match(r"^(#+) ", line):
+                headings.append(len(m.group(1)))
+            elif "--8<--" in line:
+                code.append(line.strip())
+        return headings, code
+
+    zh = structure((DOCS / page).read_text(encoding="utf-8"))
+    en = structure(_en(DOCS / page).read_text(encoding="utf-8"))
+    assert zh == en
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("page", PAGES, ids=str)
+def test_no_unrendered_math_and_katex_where_formulas_are(page, lang, built_site):
+    source = (DOCS / page if lang == "zh" else _en(DOCS / page)).read_text(encoding="utf-8")
+    parsed = _parse(_html(built_site["dir"], page, lang))
+    prose = "".join(parsed.prose)
+    assert "$`" not in prose and "`$" not in prose and "$$" not in prose
+    assert not re.search(r"\\(frac|hat|rho|pi|lambda|gamma|delta|log)\b", prose), "raw TeX in prose"
+    formulas = source.count("$`") + source.count("```math")
+    if formulas:
+        assert parsed.katex >= formulas, f"{formulas} formulas in the source, {parsed.katex} typeset"
+
+
+def test_katex_and_fonts_are_served_by_the_site(built_site):
+    site = built_site["dir"]
+    css = (site / "assets" / "katex" / "katex.min.css").read_text()
+    fonts = re.findall(r"url\((fonts/[^)]+\.woff2)\)", css)
+    assert fonts and all((site / "assets" / "katex" / f).exists() for f in fonts)
+
+
+def test_every_lesson_cell_is_on_a_page(built_site):
+    html = "".join(
+        (built_site["dir"] / folder / "index.html").read_text(encoding="utf-8")
+        for folder in ("ppo", "s21")
+    )
+    for stem in LESSONS:
+        assert f'data-runner="{stem}"' in html
+
+
+@pytest.mark.parametrize("folder", ["ppo", "s21"])
+def test_downloads_resolve_and_the_solution_passes(folder, built_site, tmp_path):
+    site = built_site["dir"]
+    for lang_prefix in ("", "en/"):
+        html = (site / lang_prefix / folder / "index.html").read_text(encoding="utf-8")
+        for name in ("exercise.py", "solution.py"):
+            hrefs = re.findall(rf'href="([^"]*{name})"', html)
+            assert hrefs, f"no link to {name} on {lang_prefix}{folder}/"
+            for href in hrefs:
+                target = (site / lang_prefix / folder / href).resolve()
+                assert target.exists(), f"{href} on {lang_prefix}{folder}/ does not resolve"
+    solution = site / folder / "solution.py"
+    run = subprocess.run([sys.executable, str(solution)], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr
+    expected = "".join(
+        (DOCS / folder / f"{lesson.path.stem}.out").read_text(encoding="utf-8")
+        for lesson in LESSONS.values() if lesson.path.parent.name == folder
+    )
+    assert sorted(run.stdout.splitlines()) == sorted(expected.splitlines())
+    exercise = site / folder / "exercise.py"
+    compile(exercise.read_text(encoding="utf-8"), str(exercise), "exec")  # valid Python
+    run = subprocess.run([sys.executable, str(exercise)], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=120)
+    assert run.returncode != 0 and "NameError: name '_____' is not defined" in run.stderr
+
+
+def test_chinese_search_index_splits_chinese_words(built_site):
+    import json
+
+    index = json.loads((built_site["dir"] / "search" / "search_index.json").read_text("utf-8"))
+    # jieba segments at build time with U+200B, and the search separator splits on it
+    assert "\\u200b" in index["config"]["separator"]
+    assert any("\u200b重要性\u200b" in doc["text"] for doc in index["docs"])
+
+
+def test_every_lesson_file_is_listed_in_mkdocs_yml():
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for lesson in LESSONS.values():
+        assert lesson.path.stem in text

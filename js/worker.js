@@ -117,14 +117,20 @@ const NEEDS_PACKAGES = /^\s*(import|from)\s+(torch|numpy|rl_ops_numpy)\b/m;
 
 async function prepare(id, code, interrupt) {
   const py = await loadCore();
-  if (NEEDS_PACKAGES.test(code)) await loadPackages();
   py.setStdout({ batched: (text) => post({ type: "stdout", id, text: text + "\n" }) });
   py.setStderr({ batched: (text) => post({ type: "stderr", id, text: text + "\n" }) });
+  if (NEEDS_PACKAGES.test(code)) await loadPackages();
   if (interrupt) {
     py.setInterruptBuffer(interrupt);
     interrupt[0] = 0;
   }
   return py;
+}
+
+/** A syntax error in the learner's code, in their terms, before anything else is fetched. */
+function syntaxError(py, code, parts) {
+  const runner = py.pyimport("rl_ops_numpy.browser.runner");
+  return runner.syntax_error(code, py.toPy(parts ?? []));
 }
 
 async function handle(msg) {
@@ -133,6 +139,18 @@ async function handle(msg) {
     if (msg.type === "load") {
       await loadCore();
       return;
+    }
+    if (msg.type === "run" || msg.type === "check") {
+      const error = syntaxError(await loadCore(), msg.code, msg.parts);
+      if (error && msg.type === "run") {
+        post({ type: "stderr", id, text: error });
+        post({ type: "done", id, ok: false });
+        return;
+      }
+      if (error) {
+        post({ type: "done", id, ok: true, result: { total: 0, passed: 0, failures: [], error } });
+        return;
+      }
     }
     const py = await prepare(id, msg.code ?? "", msg.interrupt);
     post({ type: "started", id });

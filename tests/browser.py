@@ -31,6 +31,8 @@ FLAGS = [
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
+    extra_headers: dict[str, str] = {}
+
     extensions_map = {
         **http.server.SimpleHTTPRequestHandler.extensions_map,
         ".mjs": "text/javascript",
@@ -38,6 +40,11 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         ".wasm": "application/wasm",
         ".whl": "application/zip",
     }
+
+    def end_headers(self) -> None:
+        for name, value in self.extra_headers.items():
+            self.send_header(name, value)
+        super().end_headers()
 
     def log_message(self, *args) -> None:  # keep test output quiet
         pass
@@ -48,10 +55,15 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
 
 
+# headers that make a page cross-origin isolated (SharedArrayBuffer, Pyodide interrupts)
+ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
+
+
 @contextlib.contextmanager
-def serve(directory: Path = SITE) -> Iterator[str]:
-    """Serve ``directory`` on 127.0.0.1 (a free port); yield the base URL."""
-    handler = functools.partial(_Handler, directory=str(directory))
+def serve(directory: Path = SITE, headers: dict[str, str] | None = None) -> Iterator[str]:
+    """Serve ``directory`` on 127.0.0.1 (a free port), with extra ``headers``; yield the URL."""
+    handler_class = type("Handler", (_Handler,), {"extra_headers": headers or {}})
+    handler = functools.partial(handler_class, directory=str(directory))
     server = _Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

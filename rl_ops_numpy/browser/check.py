@@ -198,6 +198,8 @@ def define(code: str, name: str, parts: list[dict] | None = None) -> tuple[objec
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             exec(compiled, namespace)
+    except KeyboardInterrupt:
+        raise
     except BaseException as err:  # noqa: BLE001 - reported to the learner
         return None, format_exception(err, code, cell_parts)
     fn = namespace.get(name)
@@ -232,6 +234,8 @@ def check(stem: str, code: str, name: str, parts: list[dict] | None = None,
                 got_raw = fn(*as_tensors.values())
             got = _to_numpy(got_raw)
             reason = _differs(got, want, spec)
+        except KeyboardInterrupt:
+            raise
         except BaseException as err:  # noqa: BLE001 - reported to the learner
             got, reason = None, format_exception(err, code, parts_from(parts, code)).strip()
         if reason is None:

@@ -87,6 +87,15 @@ def format_exception(err: BaseException, code: str, parts: list[Part]) -> str:
     return "\n".join(out) + "\n"
 
 
+def syntax_error(code: str, parts: list[dict] | None = None) -> str | None:
+    """The learner's syntax error, formatted, or None: checked before numpy is even fetched."""
+    try:
+        compile(code, CELL, "exec")
+    except SyntaxError as err:
+        return format_syntax_error(err, code, parts_from(parts, code))
+    return None
+
+
 def run_cell(code: str, parts: list[dict] | None = None, namespace: dict | None = None) -> bool:
     """Compile and run ``code``; print any error to stderr in the learner's terms.
 

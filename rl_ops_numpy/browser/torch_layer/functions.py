@@ -1,0 +1,612 @@
+"""torch's module-level functions: tensor creation, random tensors, and function forms of ops.
+
+Several names here (``abs``, ``all``, ``any``, ``max``, ``min``, ``pow``, ``sum``) shadow Python
+builtins on purpose, as they do in torch; code below reaches the builtins through ``builtins.``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import numbers
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import dtypes
+from .dtypes import DEFAULT_FLOAT, dtype, from_numpy_dtype, promote, result_type
+from .errors import NO_AUTOGRAD, unsupported
+from .random import Generator, default_generator, initial_seed, manual_seed, seed
+from .tensor import Tensor, _parse_shape, as_operand, device, is_scalar, normalize_dim, power
+
+__all__ = [
+    "abs",
+    "all",
+    "allclose",
+    "any",
+    "arange",
+    "argmax",
+    "argmin",
+    "as_tensor",
+    "cat",
+    "clamp",
+    "clip",
+    "concat",
+    "concatenate",
+    "cumsum",
+    "empty",
+    "empty_like",
+    "equal",
+    "exp",
+    "expm1",
+    "flatten",
+    "flip",
+    "from_numpy",
+    "full",
+    "full_like",
+    "gather",
+    "get_default_dtype",
+    "inference_mode",
+    "initial_seed",
+    "is_floating_point",
+    "is_tensor",
+    "isclose",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "log",
+    "log1p",
+    "log_softmax",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "manual_seed",
+    "masked_fill",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "neg",
+    "no_grad",
+    "nonzero",
+    "numel",
+    "ones",
+    "ones_like",
+    "pow",
+    "rand",
+    "rand_like",
+    "randint",
+    "randn",
+    "randn_like",
+    "relu",
+    "reshape",
+    "seed",
+    "sigmoid",
+    "softmax",
+    "sqrt",
+    "square",
+    "squeeze",
+    "stack",
+    "sum",
+    "tanh",
+    "tensor",
+    "unsqueeze",
+    "where",
+    "zeros",
+    "zeros_like",
+]
+
+
+def _check_device(dev: Any) -> None:
+    if dev is not None:
+        device(str(dev))
+
+
+def _check_grad(requires_grad: bool) -> None:
+    if requires_grad:
+        raise unsupported(
+            "requires_grad=True",
+            hint=NO_AUTOGRAD,
+        )
+
+
+# ---- creation ----------------------------------------------------------------------------------
+
+
+def _infer(data: Any, depth: int = 0) -> tuple[list[Any], tuple[int, ...], dtype | None]:
+    """Flatten nested sequences; return the values, the shape and torch's inferred dtype."""
+    if isinstance(data, Tensor):
+        if depth and data.numel() != 1:  # inside a list a tensor must be a single number
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        shape = () if depth else data._data.shape
+        return data._data.reshape(-1).tolist(), shape, data.dtype
+    if isinstance(data, np.ndarray):
+        return data.reshape(-1).tolist(), data.shape, from_numpy_dtype(data.dtype)
+    if isinstance(data, np.generic):
+        return [data.item()], (), from_numpy_dtype(data.dtype)
+    if is_scalar(data):
+        return [data], (), dtypes.scalar_dtype(data)
+    if not isinstance(data, (list, tuple)):
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if not data:
+        return [], (0,), None
+    parts = [_infer(item, depth + 1) for item in data]
+    inner = parts[0][1]
+    for _, shape, _ in parts[1:]:
+        if shape != inner:
+            raise ValueError(
+                f"expected sequence of length {inner[0] if inner else 0} at dim {depth + 1} "
+                f"(got {shape[0] if shape else 0})"
+            )
+    values = [v for part in parts for v in part[0]]
+    inferred = None
+    for _, _, dt in parts:
+        inferred = promote(inferred, dt)
+    return values, (len(data), *inner), inferred
+
+
+def tensor(
+    data: Any,
+    *,
+    dtype: dtype | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    """torch.tensor: Python floats → float32, ints → int64, bools → bool; always a copy."""
+    _check_device(device)
+    _check_grad(requires_grad)
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
+            "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "torch.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+    values, shape, inferred = _infer(data)
+    target = dtype or inferred or DEFAULT_FLOAT
+    if isinstance(data, (Tensor, np.ndarray)):
+        arr = np.array(np.asarray(data._data if isinstance(data, Tensor) else data),
+                       dtype=target.np_dtype)
+    else:
+        arr = np.array(values, dtype=target.np_dtype).reshape(shape)
+    return Tensor._make(arr)
+
+
+def as_tensor(data: Any, dtype: dtype | None = None, device: Any = None) -> Tensor:
+    if isinstance(data, Tensor):
+        _check_device(device)
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype.np_dtype):
+        from_numpy_dtype(data.dtype)
+        return Tensor._make(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    from_numpy_dtype(array.dtype)
+    return Tensor._make(array)
+
+
+def _no_extra(name: str, kw: dict[str, Any]) -> None:
+    """Accept torch's layout/memory-format keywords (only the default exists) and nothing else."""
+    for key in ("layout", "memory_format", "pin_memory"):
+        kw.pop(key, None)
+    if kw:
+        raise TypeError(f"{name}() got unexpected keyword arguments {sorted(kw)}")
+
+
+def _filled(name: str, shape_args: Sequence[Any], value: Any, dt: dtype | None,
+            kw: dict[str, Any]) -> Tensor:
+    _check_device(kw.pop("device", None))
+    _check_grad(kw.pop("requires_grad", False))
+    size = kw.pop("size", None)
+    _no_extra(name, kw)
+    shape = _parse_shape(shape_args if size is None else (size,), name)
+    return Tensor._make(np.full(shape, value, dtype=(dt or DEFAULT_FLOAT).np_dtype))
+
+
+def zeros(*size: Any, dtype: dtype | None = None, **kw: Any) -> Tensor:
+    return _filled("zeros", size, 0, dtype, kw)
+
+
+def ones(*size: Any, dtype: dtype | None = None, **kw: Any) -> Tensor:
+    return _filled("ones", size, 1, dtype, kw)
+
+
+def empty(*size: Any, dtype: dtype | None = None, **kw: Any) -> Tensor:
+    # torch leaves the memory uninitialised; zeros are a deterministic stand-in
+    return _filled("empty", size, 0, dtype, kw)
+
+
+def full(size: Any, fill_value: Any, *, dtype: dtype | None = None, **kw: Any) -> Tensor:
+    """torch.full: the dtype follows the fill value (float → float32, int → int64, bool)."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _filled("full", (size,), fill_value, dtype or dtypes.scalar_dtype(fill_value), kw)
+
+
+def _like(name: str, t: Tensor, value: Any, dt: dtype | None, kw: dict[str, Any]) -> Tensor:
+    _check_device(kw.pop("device", None))
+    _check_grad(kw.pop("requires_grad", False))
+    _no_extra(name, kw)
+    if isinstance(value, Tensor):
+        value = value.item()
+    return Tensor._make(np.full(t._data.shape, value, dtype=(dt or t.dtype).np_dtype))
+
+
+def zeros_like(input: Tensor, *, dtype: dtype | None = None, **kw: Any) -> Tensor:
+    return _like("zeros_like", input, 0, dtype, kw)
+
+
+def ones_like(input: Tensor, *, dtype: dtype | None = None, **kw: Any) -> Tensor:
+    return _like("ones_like", input, 1, dtype, kw)
+
+
+def empty_like(input: Tensor, *, dtype: dtype | None = None, **kw: Any) -> Tensor:
+    return _like("empty_like", input, 0, dtype, kw)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: dtype | None = None,
+              **kw: Any) -> Tensor:
+    return _like("full_like", input, fill_value, dtype, kw)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: dtype | None = None,
+           **kw: Any) -> Tensor:
+    """torch.arange: int64 if start, end and step are all ints, else float32."""
+    _check_device(kw.pop("device", None))
+    _check_grad(kw.pop("requires_grad", False))
+    _no_extra("arange", kw)
+    if end is None:
+        start, end = 0, start
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    all_int = builtins.all(isinstance(v, numbers.Integral) for v in (start, end, step))
+    target = dtype or (dtypes.int64 if all_int else DEFAULT_FLOAT)
+    if all_int:
+        values = np.arange(start, end, step, dtype=np.int64)
+    else:
+        n = builtins.max(0, math.ceil((end - start) / step))  # computed in double, as torch
+        values = start + step * np.arange(n, dtype=np.float64)
+    return Tensor._make(values.astype(target.np_dtype))
+
+
+# ---- random --------------------------------------------------------------------------------------
+
+
+def _random(kind: str, size: Sequence[Any], kw: dict[str, Any]) -> Tensor:
+    dt = kw.pop("dtype", None) or DEFAULT_FLOAT
+    _check_device(kw.pop("device", None))
+    _check_grad(kw.pop("requires_grad", False))
+    gen = kw.pop("generator", None) or default_generator
+    name = "randn" if kind == "normal_kernel_cpu" else "rand"
+    shape = _parse_shape(size if "size" not in kw else (kw.pop("size"),), name)
+    _no_extra(name, kw)
+    if not dt.is_floating_point:
+        raise RuntimeError(f'"{kind}" not implemented for \'{dt.name}\'')
+    n = math.prod(shape)
+    draw = gen.randn if kind == "normal_kernel_cpu" else gen.rand
+    return Tensor._make(draw(n, dt.np_dtype).reshape(shape))
+
+
+def randn(*size: Any, **kw: Any) -> Tensor:
+    """Standard normal samples, bit-identical to torch's CPU generator after manual_seed."""
+    return _random("normal_kernel_cpu", size, kw)
+
+
+def rand(*size: Any, **kw: Any) -> Tensor:
+    """Uniform samples in [0, 1), bit-identical to torch's CPU generator after manual_seed."""
+    return _random("uniform_kernel_cpu", size, kw)
+
+
+def randn_like(input: Tensor, *, dtype: dtype | None = None, **kw: Any) -> Tensor:
+    return randn(*input.shape, dtype=dtype or input.dtype, **kw)
+
+
+def rand_like(input: Tensor, *, dtype: dtype | None = None, **kw: Any) -> Tensor:
+    return rand(*input.shape, dtype=dtype or input.dtype, **kw)
+
+
+def randint(*args: Any, dtype: dtype | None = None, generator: Generator | None = None,
+            device: Any = None, requires_grad: bool = False, **kw: Any) -> Tensor:
+    """torch.randint(high, size) or randint(low, high, size): (u32 % range) + low, as torch."""
+    _check_device(device)
+    _check_grad(requires_grad)
+    if "size" in kw:
+        args = (*args, kw.pop("size"))
+    _no_extra("randint", kw)
+    if len(args) == 2:
+        low, (high, size) = 0, args
+    elif len(args) == 3:
+        low, high, size = args
+    else:
+        raise TypeError("randint() expects (high, size) or (low, high, size)")
+    span = int(high) - int(low)
+    if span <= 0:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    if span >= 2**32:
+        raise unsupported("torch.randint with a range of 2**32 or more")
+    shape = _parse_shape(size)
+    gen = generator or default_generator
+    draws = gen._u32(math.prod(shape)).astype(np.int64)
+    target = dtype or dtypes.int64
+    return Tensor._make((draws % span + int(low)).astype(target.np_dtype).reshape(shape))
+
+
+# ---- function forms of tensor methods ----------------------------------------------------------
+
+
+def _tensor_arg(x: Any, name: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+    return x
+
+
+def exp(input: Tensor) -> Tensor:
+    return _tensor_arg(input, "exp").exp()
+
+
+def expm1(input: Tensor) -> Tensor:
+    return _tensor_arg(input, "expm1").expm1()
+
+
+def log(input: Tensor) -> Tensor:
+    return _tensor_arg(input, "log").log()
+
+
+def log1p(input: Tensor) -> Tensor:
+    return _tensor_arg(input, "log1p").log1p()
+
+
+def sqrt(input: Tensor) -> Tensor:
+    return _tensor_arg(input, "sqrt").sqrt()
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return _tensor_arg(input, "sigmoid").sigmoid()
+
+
+def tanh(input: Tensor) -> Tensor:
+    return _tensor_arg(input, "tanh").tanh()
+
+
+def relu(input: Tensor) -> Tensor:
+    return _tensor_arg(input, "relu").relu()
+
+
+def abs(input: Tensor) -> Tensor:
+    return _tensor_arg(input, "abs").abs()
+
+
+def neg(input: Tensor) -> Tensor:
+    return -_tensor_arg(input, "neg")
+
+
+def square(input: Tensor) -> Tensor:
+    return _tensor_arg(input, "square").square()
+
+
+def pow(input: Any, exponent: Any) -> Tensor:
+    return power(input, exponent)
+
+
+def isnan(input: Tensor) -> Tensor:
+    return _tensor_arg(input, "isnan").isnan()
+
+
+def isinf(input: Tensor) -> Tensor:
+    return _tensor_arg(input, "isinf").isinf()
+
+
+def isfinite(input: Tensor) -> Tensor:
+    return _tensor_arg(input, "isfinite").isfinite()
+
+
+def logical_not(input: Tensor) -> Tensor:
+    return _tensor_arg(input, "logical_not").logical_not()
+
+
+def logical_and(input: Tensor, other: Tensor) -> Tensor:
+    return _tensor_arg(input, "logical_and").logical_and(other)
+
+
+def logical_or(input: Tensor, other: Tensor) -> Tensor:
+    return _tensor_arg(input, "logical_or").logical_or(other)
+
+
+def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    return _tensor_arg(input, "clamp").clamp(min, max)
+
+
+clip = clamp
+
+
+def maximum(input: Tensor, other: Tensor) -> Tensor:
+    return _tensor_arg(input, "maximum").maximum(other)
+
+
+def minimum(input: Tensor, other: Tensor) -> Tensor:
+    return _tensor_arg(input, "minimum").minimum(other)
+
+
+def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """torch.max(t) → 0-d; torch.max(t, dim) → (values, indices); torch.max(a, b) → maximum."""
+    return _tensor_arg(input, "max").max(dim, keepdim)
+
+
+def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """torch.min(t) → 0-d; torch.min(t, dim) → (values, indices); torch.min(a, b) → minimum."""
+    return _tensor_arg(input, "min").min(dim, keepdim)
+
+
+def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+        dtype: dtype | None = None) -> Tensor:
+    return _tensor_arg(input, "sum").sum(dim, keepdim, dtype=dtype)
+
+
+def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+         dtype: dtype | None = None) -> Tensor:
+    return _tensor_arg(input, "mean").mean(dim, keepdim, dtype=dtype)
+
+
+def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _tensor_arg(input, "argmax").argmax(dim, keepdim)
+
+
+def argmin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _tensor_arg(input, "argmin").argmin(dim, keepdim)
+
+
+def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _tensor_arg(input, "all").all(dim, keepdim)
+
+
+def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _tensor_arg(input, "any").any(dim, keepdim)
+
+
+def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+    return _tensor_arg(input, "cumsum").cumsum(dim, dtype=dtype)
+
+
+def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
+    return _tensor_arg(input, "reshape").reshape(shape)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    return _tensor_arg(input, "flatten").flatten(start_dim, end_dim)
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    return _tensor_arg(input, "unsqueeze").unsqueeze(dim)
+
+
+def squeeze(input: Tensor, dim: Any = None) -> Tensor:
+    return _tensor_arg(input, "squeeze").squeeze(dim)
+
+
+def flip(input: Tensor, dims: Sequence[int]) -> Tensor:
+    return _tensor_arg(input, "flip").flip(dims)
+
+
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    return _tensor_arg(input, "masked_fill").masked_fill(mask, value)
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    return _tensor_arg(input, "gather").gather(dim, index)
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
+    return _tensor_arg(input, "nonzero").nonzero(as_tuple=as_tuple)
+
+
+def numel(input: Tensor) -> int:
+    return _tensor_arg(input, "numel").numel()
+
+
+def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+    from .nn.functional import softmax as f_softmax
+
+    return f_softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+    from .nn.functional import log_softmax as f_log_softmax
+
+    return f_log_softmax(input, dim, dtype=dtype)
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
+    """torch.where(cond, a, b) with tensors or numbers; torch.where(cond) gives the indices."""
+    if input is None and other is None:
+        return tuple(Tensor._make(ix.astype(np.int64)) for ix in np.nonzero(condition._data))
+    if condition.dtype is not dtypes.bool_:
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{condition.dtype.name.capitalize()}"
+        )
+    dt = result_type(input, other)
+    out = np.where(condition._data, as_operand(input, dt), as_operand(other, dt))
+    return Tensor._make(np.asarray(out).astype(dt.np_dtype, copy=False))
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    dt = result_type(*tensors)
+    axis = normalize_dim(dim, tensors[0].ndim + 1)
+    shapes = {t.shape for t in tensors}
+    if len(shapes) > 1:
+        raise RuntimeError("stack expects each tensor to be equal size, but got "
+                           f"{tensors[0].shape!r} at entry 0 and another shape")
+    return Tensor._make(np.stack([as_operand(t, dt) for t in tensors], axis=axis))
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    dt = result_type(*tensors)
+    parts = [t for t in tensors if not (t.ndim == 1 and t.numel() == 0)] or tensors[:1]
+    if builtins.any(t.ndim == 0 for t in parts):
+        raise RuntimeError("zero-dimensional tensor cannot be concatenated")
+    axis = normalize_dim(dim, parts[0].ndim)
+    return Tensor._make(np.concatenate([as_operand(t, dt) for t in parts], axis=axis))
+
+
+concat = cat
+concatenate = cat
+
+
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    a, b = np.asarray(input._data, np.float64), np.asarray(as_operand(other, input.dtype),
+                                                           np.float64)
+    return Tensor._make(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
+
+
+def is_tensor(obj: Any) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return _tensor_arg(input, "is_floating_point").is_floating_point()
+
+
+def get_default_dtype() -> dtype:
+    return DEFAULT_FLOAT
+
+
+class no_grad:
+    """torch.no_grad(): nothing to switch off without autograd, so a no-op context/decorator."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return False
+
+    def __call__(self, func: Any) -> Any:
+        return func
+
+
+inference_mode = no_grad

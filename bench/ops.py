@@ -17,7 +17,7 @@ import torch
 import rl_ops_numpy as ops
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "overrides" / "hooks"))
-from lessons import Lesson  # noqa: E402
+from lessons import Lesson
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 SIZES = [(64, 1024), (256, 2048)]
@@ -51,24 +51,43 @@ def cases(B: int, T: int):
     ta, tb, tc, tm, trm = t(a), t(b), t(c), t(m), t(rm)
     ratio = np.exp(a)
     return [
-        ("importance_ratio", lambda: ops.importance_ratio(a, b, m),
-         lambda: lesson["importance_ratio"](ta, tb, tm)),
-        ("compute_gae", lambda: ops.compute_gae(a, b, m),
-         lambda: lesson["compute_gae"](ta, tb, tm)),
-        ("policy_surrogate_loss", lambda: ops.policy_surrogate_loss(a, b, c, m),
-         lambda: lesson["policy_surrogate_loss"](ta, tb, tc, tm)),
-        ("value_clipped_loss", lambda: ops.value_clipped_loss(a, b, c, m),
-         lambda: lesson["value_clipped_loss"](ta, tb, tc, tm)),
-        ("kl_estimators", lambda: ops.kl_estimators(a, b),
-         lambda: lesson["kl_estimators"](ta, tb)),
-        ("shape_token_rewards", lambda: ops.shape_token_rewards(rm, a, b, m),
-         lambda: lesson["shape_token_rewards"](trm, ta, tb, tm)),
-        ("ppo_clipped_objective", lambda: ops.ppo_clipped_objective(ratio, c),
-         lambda: s21["ppo_clipped_objective"](t(ratio), tc)),
-        ("dpo_loss", lambda: ops.dpo_loss(a, b, c, a),
-         lambda: s21["dpo_loss"](ta, tb, tc, ta)),
-        ("compute_gae_episode", lambda: ops.compute_gae_episode(a[0], b[0], 0.0),
-         lambda: s21["compute_gae"](ta[0], tb[0], 0.0)),
+        (
+            "importance_ratio",
+            lambda: ops.importance_ratio(a, b, m),
+            lambda: lesson["importance_ratio"](ta, tb, tm),
+        ),
+        (
+            "compute_gae",
+            lambda: ops.compute_gae(a, b, m),
+            lambda: lesson["compute_gae"](ta, tb, tm),
+        ),
+        (
+            "policy_surrogate_loss",
+            lambda: ops.policy_surrogate_loss(a, b, c, m),
+            lambda: lesson["policy_surrogate_loss"](ta, tb, tc, tm),
+        ),
+        (
+            "value_clipped_loss",
+            lambda: ops.value_clipped_loss(a, b, c, m),
+            lambda: lesson["value_clipped_loss"](ta, tb, tc, tm),
+        ),
+        ("kl_estimators", lambda: ops.kl_estimators(a, b), lambda: lesson["kl_estimators"](ta, tb)),
+        (
+            "shape_token_rewards",
+            lambda: ops.shape_token_rewards(rm, a, b, m),
+            lambda: lesson["shape_token_rewards"](trm, ta, tb, tm),
+        ),
+        (
+            "ppo_clipped_objective",
+            lambda: ops.ppo_clipped_objective(ratio, c),
+            lambda: s21["ppo_clipped_objective"](t(ratio), tc),
+        ),
+        ("dpo_loss", lambda: ops.dpo_loss(a, b, c, a), lambda: s21["dpo_loss"](ta, tb, tc, ta)),
+        (
+            "compute_gae_episode",
+            lambda: ops.compute_gae_episode(a[0], b[0], 0.0),
+            lambda: s21["compute_gae"](ta[0], tb[0], 0.0),
+        ),
     ]
 
 
@@ -79,7 +98,9 @@ def main() -> bool:
         print(f"\nB={B}, T={T}, float32       numpy       torch lesson   torch/numpy")
         for name, ours, theirs in cases(B, T):
             t_np, t_torch = best(ours), best(theirs, min_time=0.1, repeat=3)
-            print(f"  {name:24s} {t_np * 1e6:9.1f} µs {t_torch * 1e6:11.1f} µs {t_torch / t_np:9.1f}×")
+            print(
+                f"  {name:24s} {t_np * 1e6:9.1f} µs {t_torch * 1e6:11.1f} µs {t_torch / t_np:9.1f}×"
+            )
             if name == "compute_gae" and (B, T) == (64, 1024):
                 gae_speedup = t_torch / t_np
                 t_gae = t_np
@@ -87,13 +108,19 @@ def main() -> bool:
         r, v = f(B, T), f(B, T)
         # the floor: read the three inputs and write as many bytes back
         t_copy = best(lambda r=r, v=v, m=m: (r.copy(), v.copy(), m.copy()))
-        print(f"  {'copy of the GAE inputs':24s} {t_copy * 1e6:9.1f} µs   "
-              f"(GAE / copy = {best(lambda r=r, v=v, m=m: ops.compute_gae(r, v, m)) / t_copy:.1f}×)")
+        print(
+            f"  {'copy of the GAE inputs':24s} {t_copy * 1e6:9.1f} µs   "
+            f"(GAE / copy = {best(lambda r=r, v=v, m=m: ops.compute_gae(r, v, m)) / t_copy:.1f}×)"
+        )
         if (B, T) == (64, 1024):
             over_copy = t_gae / t_copy
     ok_speed, ok_floor = gae_speedup >= 20, over_copy <= 10
-    print(f"\ntarget: GAE ≥ 20× faster than the lesson loop at 64×1024: {gae_speedup:.0f}× "
-          f"{'PASS' if ok_speed else 'FAIL'}")
-    print(f"target: GAE within 10× of the copy baseline at 64×1024: {over_copy:.1f}× "
-          f"{'PASS' if ok_floor else 'FAIL'}")
+    print(
+        f"\ntarget: GAE ≥ 20× faster than the lesson loop at 64×1024: {gae_speedup:.0f}× "
+        f"{'PASS' if ok_speed else 'FAIL'}"
+    )
+    print(
+        f"target: GAE within 10× of the copy baseline at 64×1024: {over_copy:.1f}× "
+        f"{'PASS' if ok_floor else 'FAIL'}"
+    )
     return ok and ok_speed and ok_floor

@@ -16,6 +16,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site"
@@ -31,9 +32,9 @@ FLAGS = [
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
-    extra_headers: dict[str, str] = {}
+    extra_headers: ClassVar[dict[str, str]] = {}
 
-    extensions_map = {
+    extensions_map: ClassVar[dict[str, str]] = {
         **http.server.SimpleHTTPRequestHandler.extensions_map,
         ".mjs": "text/javascript",
         ".js": "text/javascript",
@@ -56,7 +57,10 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 
 # headers that make a page cross-origin isolated (SharedArrayBuffer, Pyodide interrupts)
-ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
+ISOLATED = {
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Embedder-Policy": "require-corp",
+}
 
 
 @contextlib.contextmanager
@@ -110,9 +114,11 @@ def shoot(pages: list[str], out: Path) -> None:
                     for p in pages:
                         page.goto(f"{base}/{lang}{p}")
                         page.wait_for_load_state("networkidle")
-                        name = f"{(lang or 'zh/').strip('/')}_{p.strip('/').replace('/', '_') or 'home'}"
-                        page.screenshot(path=str(out / f"{name}_{scheme}_{label}.png"),
-                                        full_page=True)
+                        slug = p.strip("/").replace("/", "_") or "home"
+                        name = f"{(lang or 'zh/').strip('/')}_{slug}"
+                        page.screenshot(
+                            path=str(out / f"{name}_{scheme}_{label}.png"), full_page=True
+                        )
                 ctx.close()
 
 

@@ -44,7 +44,8 @@ def _edit_and_run(page, code: str, cell: str = CELL) -> None:
 def _wait_output(page, text: str, cell: str = CELL, timeout: int = OUTPUT_TIMEOUT) -> str:
     page.wait_for_function(
         "([sel, t]) => document.querySelector(sel + ' [data-output]').textContent.includes(t)",
-        arg=[cell, text], timeout=timeout,
+        arg=[cell, text],
+        timeout=timeout,
     )
     return page.locator(f"{cell} [data-output]").inner_text()
 
@@ -52,7 +53,8 @@ def _wait_output(page, text: str, cell: str = CELL, timeout: int = OUTPUT_TIMEOU
 def _wait_idle(page, cell: str = CELL, timeout: int = OUTPUT_TIMEOUT) -> None:
     page.wait_for_function(
         "sel => !document.querySelector(sel + ' [data-action=run]').disabled",
-        arg=cell, timeout=timeout,
+        arg=cell,
+        timeout=timeout,
     )
 
 
@@ -111,7 +113,9 @@ def test_runaway_loop_is_stopped_by_the_time_limit_and_the_page_stays_responsive
     _wait_output(page, "warm")
     _wait_idle(page)
     _edit_and_run(page, "while True:\n    pass\n")
-    page.wait_for_function(f"document.querySelector(\"{CELL} [data-action=stop]\").disabled === false")
+    page.wait_for_function(
+        f'document.querySelector("{CELL} [data-action=stop]").disabled === false'
+    )
     # the main thread answers while Python spins in the worker
     lag = page.evaluate("""() => new Promise(r => {
         const t = performance.now(); setTimeout(() => r(performance.now() - t), 50); })""")
@@ -234,10 +238,13 @@ def test_pytorch_exercise_runs_and_checks_end_to_end(chromium, built_site):
         context = chromium.new_context()
         page = context.new_page()
         page.goto(f"{url}/ppo/")
-        page.evaluate("""(u) => {
+        page.evaluate(
+            """(u) => {
             const el = document.getElementById('rl-config');
             const cfg = JSON.parse(el.textContent); cfg.packagesUrl = u + '/';
-            el.textContent = JSON.stringify(cfg); }""", packages)
+            el.textContent = JSON.stringify(cfg); }""",
+            packages,
+        )
         root = page.locator(CELL)
         root.locator("input[data-blank]").nth(0).fill("new_logprobs - old_logprobs")
         root.locator("input[data-blank]").nth(1).fill("torch.exp(log_ratio)")
@@ -247,7 +254,9 @@ def test_pytorch_exercise_runs_and_checks_end_to_end(chromium, built_site):
         assert out.strip() == expected.read_text().strip()
         _wait_idle(page)
         root.locator("[data-action='check']").click()
-        page.wait_for_function(f"document.querySelector(\"{CELL} .rl-status\").textContent.includes('/')")
+        page.wait_for_function(
+            f"document.querySelector(\"{CELL} .rl-status\").textContent.includes('/')"
+        )
         status = root.locator(".rl-status").inner_text()
         total = status.split("/")[1]
         assert status == f"{total}/{total}"

@@ -30,8 +30,10 @@ def test_every_exercise_has_a_check_spec():
 def test_run_prints_the_lesson_output(capsys):
     code, parts = _cell("ppo/policy_surrogate_loss")
     assert run_cell(code, parts)
-    assert capsys.readouterr().out == LESSONS["ppo/policy_surrogate_loss"].path.with_suffix(
-        ".out").read_text()
+    assert (
+        capsys.readouterr().out
+        == LESSONS["ppo/policy_surrogate_loss"].path.with_suffix(".out").read_text()
+    )
 
 
 def test_syntax_error_points_at_the_learners_line(capsys):
@@ -80,12 +82,18 @@ def test_check_accepts_the_solution(stem):
     ("stem", "old", "new"),
     [
         ("ppo/importance_ratio", "log_ratio.exp()", "torch.exp(log_ratio)"),
-        ("ppo/policy_surrogate_loss", "torch.maximum(unclipped, clipped)",
-         "torch.max(unclipped, clipped)"),
+        (
+            "ppo/policy_surrogate_loss",
+            "torch.maximum(unclipped, clipped)",
+            "torch.max(unclipped, clipped)",
+        ),
         ("ppo/compute_gae", "reversed(range(T))", "range(T - 1, -1, -1)"),
         ("ppo/kl_estimators", "0.5 * log_r ** 2", "log_r * log_r / 2"),
-        ("s21/ppo_clipped_objective", "torch.min(surr1, surr2).mean()",
-         "torch.minimum(surr1, surr2).mean()"),
+        (
+            "s21/ppo_clipped_objective",
+            "torch.min(surr1, surr2).mean()",
+            "torch.minimum(surr1, surr2).mean()",
+        ),
     ],
 )
 def test_check_accepts_equivalent_spellings(stem, old, new):
@@ -100,11 +108,17 @@ def test_check_accepts_equivalent_spellings(stem, old, new):
     ("stem", "old", "new"),
     [
         ("ppo/importance_ratio", "new_logprobs - old_logprobs", "old_logprobs - new_logprobs"),
-        ("ppo/policy_surrogate_loss", "torch.maximum(unclipped, clipped)",
-         "torch.minimum(unclipped, clipped)"),
+        (
+            "ppo/policy_surrogate_loss",
+            "torch.maximum(unclipped, clipped)",
+            "torch.minimum(unclipped, clipped)",
+        ),
         ("ppo/compute_gae", "gamma * lam * gae", "lam * gae"),
-        ("ppo/shape_token_rewards", "(response_mask * torch.arange(T)).argmax(dim=-1)",
-         "response_mask.sum(dim=-1).long() - 1"),
+        (
+            "ppo/shape_token_rewards",
+            "(response_mask * torch.arange(T)).argmax(dim=-1)",
+            "response_mask.sum(dim=-1).long() - 1",
+        ),
         ("s21/dpo_loss", "-F.logsigmoid(diff)", "F.logsigmoid(-diff)"),
     ],
 )

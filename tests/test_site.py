@@ -26,8 +26,24 @@ def _html(site: Path, page: Path, lang: str) -> str:
     return (site / ("en/" if lang == "en" else "") / folder / "index.html").read_text("utf-8")
 
 
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-        "track", "wbr", "path", "line", "rect"}
+VOID = {
+    "area",
+    "base",
+    "br",
+    "col",
+    "embed",
+    "hr",
+    "img",
+    "input",
+    "link",
+    "meta",
+    "source",
+    "track",
+    "wbr",
+    "path",
+    "line",
+    "rect",
+}
 
 
 class _Text(HTMLParser):
@@ -58,8 +74,9 @@ class _Text(HTMLParser):
         if tag in VOID:
             return
         parent = self._skipping[-1] if self._skipping else False
-        self._skipping.append(parent or tag in {"pre", "code", "script", "style"}
-                              or "katex" in classes)
+        self._skipping.append(
+            parent or tag in {"pre", "code", "script", "style"} or "katex" in classes
+        )
 
     def handle_endtag(self, tag):
         if tag == "article":
@@ -137,7 +154,9 @@ def test_no_unrendered_math_and_katex_where_formulas_are(page, lang, built_site)
     assert not re.search(r"\\(frac|hat|rho|pi|lambda|gamma|delta|log)\b", prose), "raw TeX in prose"
     formulas = source.count("$`") + source.count("```math")
     if formulas:
-        assert parsed.katex >= formulas, f"{formulas} formulas in the source, {parsed.katex} typeset"
+        assert parsed.katex >= formulas, (
+            f"{formulas} formulas in the source, {parsed.katex} typeset"
+        )
 
 
 def test_katex_and_fonts_are_served_by_the_site(built_site):
@@ -168,18 +187,21 @@ def test_downloads_resolve_and_the_solution_passes(folder, built_site, tmp_path)
                 target = (site / lang_prefix / folder / href).resolve()
                 assert target.exists(), f"{href} on {lang_prefix}{folder}/ does not resolve"
     solution = site / folder / "solution.py"
-    run = subprocess.run([sys.executable, str(solution)], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=120)
+    run = subprocess.run(
+        [sys.executable, str(solution)], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
     assert run.returncode == 0, run.stderr
     expected = "".join(
         (DOCS / folder / f"{lesson.path.stem}.out").read_text(encoding="utf-8")
-        for lesson in LESSONS.values() if lesson.path.parent.name == folder
+        for lesson in LESSONS.values()
+        if lesson.path.parent.name == folder
     )
     assert sorted(run.stdout.splitlines()) == sorted(expected.splitlines())
     exercise = site / folder / "exercise.py"
     compile(exercise.read_text(encoding="utf-8"), str(exercise), "exec")  # valid Python
-    run = subprocess.run([sys.executable, str(exercise)], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=120)
+    run = subprocess.run(
+        [sys.executable, str(exercise)], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
     assert run.returncode != 0 and "NameError: name '_____' is not defined" in run.stderr
 
 

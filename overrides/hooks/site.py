@@ -155,7 +155,7 @@ def build_wheel() -> Path:
     Pyodide installs it with ``unpackArchive``; ``pyodide-build`` is not needed for a pure-Python
     package (and needs the network at start-up).
     """
-    sources = sorted((ROOT / "rl_ops_numpy").rglob("*.py")) + [ROOT / "pyproject.toml"]
+    sources = [*sorted((ROOT / "rl_ops_numpy").rglob("*.py")), ROOT / "pyproject.toml"]
     digest = hashlib.sha256()
     for path in sources:
         digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())

@@ -63,7 +63,8 @@ def _gae_inputs(rng, case):
     B, T = _size(rng, case)
     return {"rewards": _normal(rng, (B, T), 1.0), "values": _normal(rng, (B, T), 1.0),
             "mask": _mask(rng, B, T, case).astype(np.float32),
-            "gamma": float(rng.choice([1.0, 0.99, 0.9])), "lam": float(rng.choice([0.95, 0.8, 0.0]))}
+            "gamma": float(rng.choice([1.0, 0.99, 0.9])),
+            "lam": float(rng.choice([0.95, 0.8, 0.0]))}
 
 
 def _policy_inputs(rng, case):
@@ -200,7 +201,7 @@ def define(code: str, name: str, parts: list[dict] | None = None) -> tuple[objec
             exec(compiled, namespace)
     except KeyboardInterrupt:
         raise
-    except BaseException as err:  # noqa: BLE001 - reported to the learner
+    except BaseException as err:
         return None, format_exception(err, code, cell_parts)
     fn = namespace.get(name)
     if not callable(fn):
@@ -236,7 +237,7 @@ def check(stem: str, code: str, name: str, parts: list[dict] | None = None,
             reason = _differs(got, want, spec)
         except KeyboardInterrupt:
             raise
-        except BaseException as err:  # noqa: BLE001 - reported to the learner
+        except BaseException as err:
             got, reason = None, format_exception(err, code, parts_from(parts, code)).strip()
         if reason is None:
             result["passed"] += 1

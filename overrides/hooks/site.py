@@ -2,8 +2,8 @@
 
 - ``on_config``: make sure math goes through npm's fast ``katex`` CLI (fail loudly otherwise), and
   write the views of every lesson file into ``.cache/gen/`` for pymdownx.snippets to include:
-  ``<name>.exercise.py`` (blanked), ``<name>.answers.py``, ``<name>.drill.py`` (the answer
-  function alone) and ``<name>.cell.md`` (the runnable cell).
+  ``<name>.exercise.py`` (blanked), ``<name>.answers.py``, ``<name>.cell.md`` (the runnable cell)
+  and ``<name>.drill.html`` (the MLM drill over the answer function, tokens computed here).
   It also builds the ``rl_ops_numpy`` wheel (once per version of its sources).
 - ``on_files``: publish what is not a page: our ``js/`` modules, KaTeX's CSS and fonts, Pyodide's
   core, uPlot, the wheel, and each lesson folder's ``exercise.py`` and ``solution.py``
@@ -22,6 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from drill import drill_html
 from lessons import Lesson, download
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
@@ -115,7 +116,14 @@ def write_views(folders: dict[str, tuple[str, list[Lesson]]]) -> None:
             _write(base.with_suffix(".exercise.py"), lesson.exercise(blanked=True))
             _write(base.with_suffix(".answers.py"), lesson.answers())
             _write(base.with_suffix(".cell.md"), cell_markdown(lesson))
-            _write(base.with_suffix(".drill.py"), lesson.drill_code)
+            imports = "\n".join(
+                line for line in lesson.exercise(blanked=False).split("\n")
+                if line.startswith(("import ", "from "))
+            )
+            _write(
+                base.with_suffix(".drill.html"),
+                drill_html(lesson.path.stem, lesson.drill_code, imports, lesson.stem, lesson.name),
+            )
         _write(GEN / "downloads" / folder / "exercise.py", download(lessons, title, blanked=True))
         _write(GEN / "downloads" / folder / "solution.py", download(lessons, title, blanked=False))
 

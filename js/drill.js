@@ -1,0 +1,360 @@
+// The MLM random-masking drill: the answer code with random tokens blanked, typed back, checked.
+//
+// The build (overrides/hooks/drill.py) marks every maskable token in the highlighted code as
+// <span class="rl-slot" data-slot-index="i"> and lists them in a JSON script; this module parses no
+// code. A mask is a pure function of its seed, so the seed in the URL brings the same mask back
+// and can be shared. Exact answers are decided here at once; other answers can be accepted "by
+// meaning" by the Python worker, loaded only then.
+
+import { strings } from "./i18n.js";
+
+const RATIOS = [0.1, 0.15, 0.2, 0.3, 0.5];
+const STORE = "rl-ops/drill/";
+const MISSES = STORE + "misses"; // {token text: times missed}, shared by every drill
+
+// ---- seeded randomness -----------------------------------------------------------------------
+
+/** mulberry32: a small, fast PRNG with 32-bit state; enough for picking slots. */
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function freshSeed() {
+  return crypto.getRandomValues(new Uint32Array(1))[0];
+}
+
+/** Which `m` of the `candidates` (slot indices) a seed masks: a seeded partial shuffle. */
+function pick(seed, candidates, m) {
+  const next = rng(seed);
+  const pool = [...candidates];
+  for (let i = 0; i < m; i++) {
+    const j = i + Math.floor(next() * (pool.length - i));
+    [pool[i], pool[j]] = [pool[j], pool[i]];
+  }
+  return pool.slice(0, m).sort((a, b) => a - b);
+}
+
+function load(key, fallback) {
+  try {
+    return JSON.parse(localStorage.getItem(key)) ?? fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+function save(key, value) {
+  try {
+    localStorage.setItem(key, JSON.stringify(value));
+  } catch {
+    /* storage disabled: the drill still works, it just forgets */
+  }
+}
+
+const normalise = (s) => s.trim().replace(/\s+/g, " ");
+
+function el(tag, attrs = {}, text = "") {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text) node.textContent = text;
+  return node;
+}
+
+// ---- one drill -------------------------------------------------------------------------------
+
+class Drill {
+  constructor(root) {
+    this.root = root;
+    this.t = strings();
+    this.data = JSON.parse(root.querySelector("script.rl-drill-data").textContent);
+    this.id = this.data.id;
+    this.pre = root.querySelector("pre");
+    this.code = this.pre.querySelector("code");
+    this.spans = [...this.code.querySelectorAll(".rl-slot")];
+    this.originals = this.spans.map((s) => s.cloneNode(true));
+    this.mode = "default";
+    this.ratio = 0.15;
+    this.seed = 0;
+    this.inputs = [];
+    this._buildUi();
+    const fromUrl = this._readUrl();
+    if (fromUrl) Object.assign(this, fromUrl);
+    this.modeButton.setAttribute("aria-pressed", String(this.mode === "extended"));
+    this.select.value = String(Math.round(this.ratio * 100));
+    this.apply(fromUrl ? this.seed : this._weakSeed(), { focus: false });
+  }
+
+  get candidates() {
+    return this.data.slots.map((s, i) => (this.mode === "extended" || !s.extended ? i : -1)).filter((i) => i >= 0);
+  }
+
+  get masked() {
+    return Math.max(1, Math.round(this.candidates.length * this.ratio));
+  }
+
+  // ---- interface -----------------------------------------------------------------------------
+
+  _buildUi() {
+    const t = this.t;
+    const bar = el("div", { class: "rl-drill-bar" });
+    this.stats = el("span", { class: "rl-drill-stats", "data-drill-stats": "", "aria-live": "polite" });
+    this.select = el("select", { "aria-label": t.drillRatio });
+    for (const r of RATIOS) {
+      const pct = Math.round(r * 100);
+      const option = el("option", { value: String(pct) }, `${pct}%`);
+      this.select.append(option);
+    }
+    this.modeButton = el("button", { type: "button", class: "md-button", "data-action": "mode", "aria-pressed": "false", title: t.drillModeHelp }, t.drillExtended);
+    const actions = [
+      ["refresh", t.drillRefresh],
+      ["check", t.check],
+      ["reveal", t.drillReveal],
+      ["retry", t.drillRetry],
+    ].map(([action, label]) => el("button", { type: "button", class: "md-button", "data-action": action }, label));
+    [this.refreshButton, this.checkButton, this.revealButton, this.retryButton] = actions;
+    this.checkButton.classList.add("md-button--primary");
+    bar.append(this.stats, this.select, this.modeButton, ...actions);
+    this.seedLine = el("div", { class: "rl-drill-meta" });
+    this.banner = el("div", { class: "rl-drill-banner", hidden: "", role: "status" });
+    this.note = el("div", { class: "rl-drill-note", hidden: "", "aria-live": "polite" });
+    this.root.prepend(bar);
+    this.root.append(this.banner, this.note, this.seedLine);
+
+    this.select.addEventListener("change", () => {
+      this.ratio = Number(this.select.value) / 100;
+      this.apply(this._weakSeed());
+    });
+    this.modeButton.addEventListener("click", () => {
+      this.mode = this.mode === "extended" ? "default" : "extended";
+      this.modeButton.setAttribute("aria-pressed", String(this.mode === "extended"));
+      this.apply(this._weakSeed());
+    });
+    this.refreshButton.addEventListener("click", () => this.apply(this._weakSeed()));
+    this.checkButton.addEventListener("click", () => this.check());
+    this.revealButton.addEventListener("click", () => this.reveal());
+    this.retryButton.addEventListener("click", () => this.apply(this.seed));
+    this.root.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        this.check();
+      }
+    });
+  }
+
+  _statsText(score) {
+    const t = this.t;
+    const base = t.drillStats(this.candidates.length, this.inputs.length);
+    return score ? `${base} | ${t.drillScore(score.right, score.total)}` : base;
+  }
+
+  // ---- masking -------------------------------------------------------------------------------
+
+  /** Among a few fresh seeds, the one whose mask holds the most tokens this learner has missed. */
+  _weakSeed() {
+    const misses = load(MISSES, {});
+    const weight = (seed) =>
+      pick(seed, this.candidates, this.masked).reduce((w, i) => w + (misses[this.data.slots[i].text] || 0), 0);
+    let best = freshSeed();
+    if (!Object.keys(misses).length) return best;
+    let bestWeight = weight(best);
+    for (let k = 0; k < 24; k++) {
+      const s = freshSeed();
+      const w = weight(s);
+      if (w > bestWeight) [best, bestWeight] = [s, w];
+    }
+    return best;
+  }
+
+  /** Show the code with the mask of `seed`: chosen slots become empty inputs. */
+  apply(seed, { focus = true } = {}) {
+    this.seed = seed >>> 0;
+    this.spans.forEach((span, i) => span.replaceWith((this.spans[i] = this.originals[i].cloneNode(true))));
+    const chosen = pick(this.seed, this.candidates, this.masked);
+    this.inputs = chosen.map((slot, k) => {
+      const info = this.data.slots[slot];
+      const input = el("input", {
+        type: "text",
+        class: "rl-blank",
+        "data-slot": String(slot),
+        spellcheck: "false",
+        autocomplete: "off",
+        autocapitalize: "off",
+        size: "6",
+        "aria-label": this.t.drillBlankLabel(k + 1, chosen.length, info.line),
+      });
+      input.addEventListener("input", () => {
+        input.size = Math.max(6, input.value.length + 1); // grows with the typing, never the answer
+        input.classList.remove("rl-right", "rl-wrong", "rl-equivalent");
+      });
+      input.addEventListener("keydown", (e) => {
+        if (e.key === "Enter" && !e.ctrlKey && !e.metaKey) {
+          e.preventDefault();
+          this._move(k, e.shiftKey ? -1 : 1);
+        }
+      });
+      const span = this.spans[slot];
+      span.replaceChildren(input);
+      return input;
+    });
+    this.stats.textContent = this._statsText();
+    this.stats.removeAttribute("data-band");
+    this.banner.hidden = true;
+    this.note.hidden = true;
+    this.revealed = false;
+    this._writeUrl();
+    this._showMeta();
+    if (focus) this.inputs[0]?.focus();
+  }
+
+  _move(k, step) {
+    const next = this.inputs[k + step];
+    if (next) next.focus();
+    else if (step > 0) this.checkButton.focus();
+  }
+
+  // ---- URL: ?drill-<id>=<seed>.<ratio%>.<d|x> --------------------------------------------------
+
+  get urlKey() {
+    return `drill-${this.id}`;
+  }
+
+  _readUrl() {
+    const value = new URLSearchParams(location.search).get(this.urlKey);
+    const m = /^([0-9a-f]{1,8})\.(\d+)\.([dx])$/.exec(value || "");
+    if (!m || !RATIOS.includes(Number(m[2]) / 100)) return null;
+    return { seed: parseInt(m[1], 16), ratio: Number(m[2]) / 100, mode: m[3] === "x" ? "extended" : "default" };
+  }
+
+  _writeUrl() {
+    const url = new URL(location.href);
+    const value = `${this.seed.toString(16)}.${Math.round(this.ratio * 100)}.${this.mode === "extended" ? "x" : "d"}`;
+    url.searchParams.set(this.urlKey, value);
+    history.replaceState(history.state, "", url);
+  }
+
+  _showMeta() {
+    const record = load(STORE + this.data.stem, { best: null, attempts: 0 });
+    this.seedLine.replaceChildren();
+    const seed = el("span", { class: "rl-drill-seed" }, this.t.drillSeed(this.seed.toString(16)));
+    const rec = el("span", {}, this.t.drillRecord(record.best, record.attempts));
+    const reset = el("button", { type: "button", class: "rl-linkbutton", "data-action": "reset-record" }, this.t.drillResetRecord);
+    reset.addEventListener("click", () => {
+      localStorage.removeItem(STORE + this.data.stem);
+      const misses = load(MISSES, {});
+      for (const s of this.data.slots) delete misses[s.text];
+      save(MISSES, misses);
+      this._showMeta();
+    });
+    this.seedLine.append(seed, " · ", rec, " ", reset);
+  }
+
+  // ---- checking ------------------------------------------------------------------------------
+
+  async check() {
+    if (this.revealed || !this.inputs.length) return;
+    const t = this.t;
+    const results = this.inputs.map((input) => {
+      const want = this.data.slots[Number(input.dataset.slot)].text;
+      return normalise(input.value) === normalise(want);
+    });
+    this._mark(results, new Set());
+    const wrong = this.inputs.filter((_, k) => !results[k] && normalise(this.inputs[k].value) !== "");
+    this._record(results);
+    if (!wrong.length) return;
+    // answers that differ in text may still mean the same: ask Python
+    this.note.hidden = false;
+    this.note.textContent = t.drillAsking;
+    const equivalent = new Set();
+    try {
+      const { runtime } = await import("./python.js");
+      for (const input of wrong) {
+        const outcome = await runtime().check(this.data.stem, this.data.function, this._program(input), null, {}, 20000);
+        if (outcome.offline || outcome.error || outcome.timedOut || outcome.stopped) throw new Error(outcome.error || "offline");
+        const r = outcome.result;
+        if (!r.error && r.total > 0 && r.passed === r.total) equivalent.add(input);
+      }
+    } catch {
+      this.note.textContent = t.drillNoPython;
+      return;
+    }
+    const final = this.inputs.map((input, k) => results[k] || equivalent.has(input));
+    this._mark(final, equivalent);
+    this.note.textContent = equivalent.size
+      ? t.drillEquivalent([...equivalent].map((i) => i.value.trim()))
+      : t.drillNotEquivalent;
+  }
+
+  /** The answer function with every slot as written, except `input`, which holds the learner's text. */
+  _program(input) {
+    const slot = Number(input.dataset.slot);
+    const spans = this.code.cloneNode(true);
+    const target = spans.querySelector(`.rl-slot[data-slot-index="${slot}"]`);
+    for (const s of spans.querySelectorAll(".rl-slot")) {
+      const i = Number(s.dataset.slotIndex);
+      s.textContent = s === target ? input.value : this.data.slots[i].text;
+    }
+    return `${this.data.imports}\n\n${spans.textContent}`;
+  }
+
+  _mark(results, equivalent) {
+    let right = 0;
+    this.inputs.forEach((input, k) => {
+      input.classList.toggle("rl-right", results[k] && !equivalent.has(input));
+      input.classList.toggle("rl-equivalent", equivalent.has(input));
+      input.classList.toggle("rl-wrong", !results[k]);
+      input.setAttribute("aria-invalid", String(!results[k]));
+      if (results[k]) right++;
+    });
+    const total = this.inputs.length;
+    const pct = Math.round((100 * right) / total);
+    this.stats.textContent = this._statsText({ right, total });
+    this.stats.dataset.band = pct >= 80 ? "high" : pct >= 50 ? "mid" : "low";
+    this.banner.hidden = right !== total;
+    this.banner.textContent = right === total ? this.t.drillAllRight : "";
+    return right;
+  }
+
+  _record(results) {
+    const misses = load(MISSES, {});
+    this.inputs.forEach((input, k) => {
+      if (!results[k]) {
+        const text = this.data.slots[Number(input.dataset.slot)].text;
+        misses[text] = (misses[text] || 0) + 1;
+      }
+    });
+    save(MISSES, misses);
+    const key = STORE + this.data.stem;
+    const record = load(key, { best: null, attempts: 0 });
+    const pct = Math.round((100 * results.filter(Boolean).length) / results.length);
+    save(key, { best: Math.max(record.best ?? 0, pct), attempts: record.attempts + 1 });
+    this._showMeta();
+  }
+
+  /** Put every answer back as plain text: the code reads whole again. */
+  reveal() {
+    for (const input of this.inputs) {
+      const slot = Number(input.dataset.slot);
+      const shown = el("span", { class: "rl-revealed" }, this.data.slots[slot].text);
+      input.replaceWith(shown);
+    }
+    this.inputs = [];
+    this.revealed = true;
+    this.banner.hidden = true;
+    this.note.hidden = true;
+  }
+}
+
+/** Start every drill under `root` once. */
+export function init(root = document) {
+  for (const node of root.querySelectorAll("[data-drill]")) {
+    if (node.dataset.drillReady) continue;
+    node.dataset.drillReady = "1";
+    new Drill(node);
+  }
+}

@@ -1,0 +1,178 @@
+"""The MLM drill in headless Chromium: counts, masks, seeds, scoring, and no Python needed."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+DRILL = "[data-drill='importance_ratio']"
+
+
+def _open(chromium, url):
+    context = chromium.new_context()
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.goto(url)
+    page.locator("[data-drill] input[data-slot]").first.wait_for()
+    return context, page
+
+
+@pytest.fixture
+def page(chromium, site_url):
+    context, page = _open(chromium, f"{site_url}/ppo/")
+    yield page
+    assert not page.errors
+    context.close()
+
+
+@pytest.mark.parametrize(("lang", "words"), [("", "个可挖空位"), ("en/", "maskable slots")])
+@pytest.mark.parametrize("lesson", ["ppo", "s21"])
+def test_every_drill_of_both_lessons_starts_in_both_languages(
+    chromium, site_url, lang, words, lesson
+):
+    context, page = _open(chromium, f"{site_url}/{lang}{lesson}/")
+    drills = page.locator("[data-drill]")
+    assert drills.count() == (6 if lesson == "ppo" else 3)
+    for k in range(drills.count()):
+        stats = drills.nth(k).locator("[data-drill-stats]").inner_text()
+        assert words in stats
+        assert drills.nth(k).locator("pre input[data-slot]").count() >= 1
+    assert not page.errors
+    context.close()
+
+
+def _data(page, drill=DRILL) -> dict:
+    return json.loads(page.locator(f"{drill} script.rl-drill-data").text_content())
+
+
+def _numbers(page, drill=DRILL) -> list[int]:
+    return [
+        int(n) for n in re.findall(r"\d+", page.locator(f"{drill} [data-drill-stats]").inner_text())
+    ]
+
+
+def test_counts_shown_match_and_masked_follows_the_ratio(page):
+    for drill in page.locator("[data-drill]").all():
+        sel = f"[data-drill='{drill.get_attribute('data-drill')}']"
+        data = _data(page, sel)
+        for pct in ("10", "15", "20", "30", "50"):
+            page.locator(f"{sel} select").select_option(pct)
+            n, m = _numbers(page, sel)[:2]
+            assert n == data["count"]
+            # max(1, round(N × ratio)), rounding halves up as the source site (JavaScript) does
+            assert m == max(1, math.floor(data["count"] * int(pct) / 100 + 0.5))
+            assert page.locator(f"{sel} pre input[data-slot]").count() == m
+
+
+def test_extended_mode_masks_more_kinds_of_tokens(page):
+    data = _data(page)
+    page.locator(f"{DRILL} [data-action='mode']").click()
+    assert _numbers(page)[0] == data["countExtended"] > data["count"]
+    assert page.locator(f"{DRILL} [data-action='mode']").get_attribute("aria-pressed") == "true"
+
+
+def test_refresh_changes_the_mask_and_focuses_the_first_blank(page):
+    page.locator(f"{DRILL} select").select_option("30")
+    masks = set()
+    for _ in range(6):
+        page.locator(f"{DRILL} [data-action='refresh']").click()
+        slots = tuple(
+            i.get_attribute("data-slot") for i in page.locator(f"{DRILL} input[data-slot]").all()
+        )
+        masks.add(slots)
+        assert page.evaluate("document.activeElement.dataset.slot") == slots[0]
+    assert len(masks) > 1
+
+
+def test_reveal_retry_and_typing_the_answers_scores_100(page):
+    page.locator(f"{DRILL} select").select_option("50")
+    slots = [i.get_attribute("data-slot") for i in page.locator(f"{DRILL} input[data-slot]").all()]
+    page.locator(f"{DRILL} [data-action='reveal']").click()
+    assert page.locator(f"{DRILL} pre").inner_text().rstrip("\n") == _data(page)["code"].rstrip(
+        "\n"
+    )
+    answers = page.locator(f"{DRILL} .rl-revealed").all_inner_texts()
+    page.locator(f"{DRILL} [data-action='retry']").click()
+    inputs = page.locator(f"{DRILL} input[data-slot]")
+    assert [i.get_attribute("data-slot") for i in inputs.all()] == slots  # the same mask
+    for k, answer in enumerate(answers):
+        inputs.nth(k).fill(answer)
+    page.locator(f"{DRILL} [data-action='check']").click()
+    n = len(answers)
+    assert f"{n}/{n} (100%)" in page.locator(f"{DRILL} [data-drill-stats]").inner_text()
+    assert page.locator(f"{DRILL} .rl-drill-banner").is_visible()
+
+
+def test_wrong_answer_is_marked_wrong_and_html_stays_text(page):
+    inputs = page.locator(f"{DRILL} input[data-slot]")
+    inputs.first.fill("<b>bold</b>")
+    inputs.first.press("Control+Enter")  # check from the keyboard
+    assert "rl-wrong" in inputs.first.get_attribute("class")
+    assert inputs.first.get_attribute("aria-invalid") == "true"
+    assert page.locator(f"{DRILL} pre b").count() == 0
+    assert inputs.first.input_value() == "<b>bold</b>"
+    assert "0/" in page.locator(f"{DRILL} [data-drill-stats]").inner_text()
+
+
+def test_enter_moves_to_the_next_blank(page):
+    page.locator(f"{DRILL} select").select_option("30")
+    inputs = page.locator(f"{DRILL} input[data-slot]")
+    inputs.first.focus()
+    inputs.first.press("Enter")
+    assert page.evaluate("document.activeElement.dataset.slot") == inputs.nth(1).get_attribute(
+        "data-slot"
+    )
+    assert inputs.first.get_attribute("aria-label")
+
+
+def test_seed_in_the_url_restores_the_same_mask_after_reload(page):
+    page.locator(f"{DRILL} select").select_option("30")
+    page.locator(f"{DRILL} [data-action='refresh']").click()
+    before = [i.get_attribute("data-slot") for i in page.locator(f"{DRILL} input[data-slot]").all()]
+    assert "drill-importance_ratio=" in page.url
+    url = page.url
+    page.goto("about:blank")
+    page.goto(url)
+    after = [i.get_attribute("data-slot") for i in page.locator(f"{DRILL} input[data-slot]").all()]
+    assert after == before
+    assert page.locator(f"{DRILL} select").input_value() == "30"
+
+
+def test_works_with_python_unreachable_and_says_so(page):
+    page.evaluate("""() => {
+        const el = document.getElementById('rl-config');
+        const cfg = JSON.parse(el.textContent);
+        cfg.packagesUrl = 'http://127.0.0.1:9/unreachable/';
+        el.textContent = JSON.stringify(cfg);
+    }""")
+    page.locator(f"{DRILL} select").select_option("50")
+    data = _data(page)
+    inputs = page.locator(f"{DRILL} input[data-slot]").all()
+    # a name that still parses, so only running it could tell (no keyword: that is a syntax error)
+    name = next(
+        i for i in inputs if not data["slots"][int(i.get_attribute("data-slot"))]["keyword"]
+    )
+    name.fill("something_else")
+    page.locator(f"{DRILL} [data-action='check']").click()
+    # exact matching is instant, before any Python
+    assert "0/" in page.locator(f"{DRILL} [data-drill-stats]").inner_text()
+    note = page.locator(f"{DRILL} .rl-drill-note")
+    page.wait_for_function(
+        "sel => !document.querySelector(sel).textContent.endsWith('…')",
+        arg=f"{DRILL} .rl-drill-note",
+        timeout=60_000,
+    )
+    assert "Python" in note.inner_text()
+
+
+def test_records_attempts_and_best_score(page):
+    page.locator(f"{DRILL} [data-action='check']").click()
+    meta = page.locator(f"{DRILL} .rl-drill-meta").inner_text()
+    assert "1" in meta and "0%" in meta
+    page.locator(f"{DRILL} [data-action='reset-record']").click()
+    meta = page.locator(f"{DRILL} .rl-drill-meta").inner_text()
+    assert "0%" not in meta

@@ -1,0 +1,63 @@
+"""The drill's tokens: the source site's counts, and markup that matches the code exactly."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+from drill import count, drill_html, slots
+
+from .conftest import LESSONS
+
+SEED = Path(__file__).parent / "data" / "seed_drill"
+
+# "共 N 个可挖空位" as the source material prints it for its six snippets
+SOURCE_COUNTS = {
+    "importance_ratio": 17,
+    "compute_gae": 51,
+    "policy_surrogate_loss": 35,
+    "value_clipped_loss": 36,
+    "kl_estimators": 20,
+    "shape_token_rewards": 31,
+}
+
+
+@pytest.mark.parametrize(("name", "expected"), SOURCE_COUNTS.items())
+def test_counts_reproduce_the_source_on_its_own_snippets(name, expected):
+    assert count((SEED / f"{name}.py").read_text()) == expected
+
+
+def test_default_rule_is_names_numbers_strings_of_two_or_more_characters():
+    code = 'x = foo(1, 23, "a", "bc") - t  # comment words\n'
+    assert [s.text for s in slots(code) if not s.extended] == ["foo", "23", '"a"', '"bc"']
+    assert {s.text for s in slots(code) if s.extended} == {"x", "1", "-", "t"}
+
+
+def _slot_texts(markup: str) -> list[str]:
+    found = re.findall(r'<span class="rl-slot" data-slot-index="(\d+)">(.*?)</span></span>', markup)
+    return [unescape(re.sub(r"<[^>]+>", "", inner)) for _, inner in found]
+
+
+@pytest.mark.parametrize("stem", sorted(LESSONS))
+def test_site_snippet_markup_marks_exactly_its_tokens(stem):
+    lesson = LESSONS[stem]
+    code = lesson.drill_code
+    markup = drill_html(lesson.path.stem, code, "import torch", stem, lesson.name)
+    data = json.loads(re.search(r"<script[^>]*>(.*?)</script>", markup, re.S).group(1))
+    pre = re.search(r"<code>(.*)</code>", markup, re.S).group(1)
+    assert unescape(re.sub(r"<[^>]+>", "", pre)) == code  # highlighting loses nothing
+    assert _slot_texts(pre) == [s["text"] for s in data["slots"]]
+    assert data["count"] == count(code) == sum(1 for s in data["slots"] if not s["extended"])
+    assert data["countExtended"] > data["count"]
+    assert data["function"] == lesson.name and data["stem"] == stem
+
+
+def test_corrected_snippets_count_by_the_same_rule():
+    # the lesson's GAE is corrected (no padded value leaks): its count follows its own code
+    seed_gae = (SEED / "compute_gae.py").read_text()
+    site_gae = LESSONS["ppo/compute_gae"].drill_code
+    assert seed_gae != site_gae
+    assert count(site_gae) == len([s for s in slots(site_gae) if not s.extended])

@@ -27,7 +27,7 @@ SOURCE_COUNTS = {
 
 @pytest.mark.parametrize(("name", "expected"), SOURCE_COUNTS.items())
 def test_counts_reproduce_the_source_on_its_own_snippets(name, expected):
-    assert count((SEED / f"{name}.py").read_text()) == expected
+    assert count((SEED / f"{name}.py.txt").read_text()) == expected
 
 
 def test_default_rule_is_names_numbers_strings_of_two_or_more_characters():
@@ -57,7 +57,7 @@ def test_site_snippet_markup_marks_exactly_its_tokens(stem):
 
 def test_corrected_snippets_count_by_the_same_rule():
     # the lesson's GAE is corrected (no padded value leaks): its count follows its own code
-    seed_gae = (SEED / "compute_gae.py").read_text()
+    seed_gae = (SEED / "compute_gae.py.txt").read_text()
     site_gae = LESSONS["ppo/compute_gae"].drill_code
     assert seed_gae != site_gae
     assert count(site_gae) == len([s for s in slots(site_gae) if not s.extended])

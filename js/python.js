@@ -97,9 +97,9 @@ export class PythonRuntime {
     return this._send({ type: "check", stem, name, code, parts }, handlers, timeoutMs);
   }
 
-  /** Call module.func(**kwargs, on_log=…): on_log's values arrive through handlers.onEvent. */
-  call(module, func, kwargs, handlers = {}, timeoutMs = 0) {
-    return this._send({ type: "call", module, func, kwargs }, handlers, timeoutMs);
+  /** The toy RLHF demo; each logged step arrives through handlers.onEvent. No time limit. */
+  demo(handlers = {}) {
+    return this._send({ type: "demo" }, handlers, 0);
   }
 
   _timeout(id) {

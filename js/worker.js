@@ -3,7 +3,7 @@
 // Messages in:  {type: "load"}                                  load the core runtime (prefetch)
 //               {type: "run",   id, code, parts, interrupt?}    run a cell, streaming its output
 //               {type: "check", id, stem, name, code, parts}    compare a function with the reference
-//               {type: "call",  id, module, func, kwargs}       call a Python function (the demo)
+//               {type: "demo",  id}                             the toy RLHF run, browser configuration
 // Messages out: {type: "progress", stage, loaded, total}        what is being fetched, and how far
 //               {type: "ready"} · {type: "started", id} · {type: "stdout"|"stderr", id, text}
 //               {type: "event", id, data}                        a value a Python callback emitted
@@ -152,7 +152,7 @@ async function handle(msg) {
         return;
       }
     }
-    const py = await prepare(id, msg.code ?? "", msg.interrupt);
+    const py = await prepare(id, msg.type === "demo" ? "import numpy" : msg.code ?? "", msg.interrupt);
     post({ type: "started", id });
     if (msg.type === "run") {
       const runner = py.pyimport("rl_ops_numpy.browser.runner");
@@ -163,12 +163,15 @@ async function handle(msg) {
       const result = checker.check(msg.stem, msg.code, msg.name, py.toPy(msg.parts ?? []));
       post({ type: "done", id, ok: true, result: result.toJs({ dict_converter: Object.fromEntries }) });
       result.destroy();
-    } else if (msg.type === "call") {
-      const module = py.pyimport(msg.module);
-      const emit = (data) => post({ type: "event", id, data: data?.toJs ? data.toJs({ dict_converter: Object.fromEntries }) : data });
-      const kwargs = py.toPy({ ...msg.kwargs, on_log: emit });
-      const result = module[msg.func].callKwargs(kwargs);
-      post({ type: "done", id, ok: true, result: result?.toJs ? result.toJs({ dict_converter: Object.fromEntries }) : result });
+    } else if (msg.type === "demo") {
+      const demo = py.pyimport("rl_ops_numpy.demo");
+      const onLog = (phase, step, total, metrics) => {
+        post({ type: "event", id, data: { phase, step, total, metrics: metrics.toJs({ dict_converter: Object.fromEntries }) } });
+        metrics.destroy();
+      };
+      const result = demo.run(demo.BROWSER_CONFIG, onLog);
+      post({ type: "done", id, ok: true, result: result.toJs({ dict_converter: Object.fromEntries }) });
+      result.destroy();
     }
   } catch (err) {
     const offline = err instanceof OfflineError || /fetch|network|load package/i.test(String(err?.message));

@@ -157,17 +157,21 @@ def _add(files: Files, config: MkDocsConfig, dest: str, source: Path) -> None:
 # ---- the rl_ops_numpy wheel for Pyodide ------------------------------------------------------
 
 
+def source_digest() -> str:
+    """A hash of the package's sources: what the wheel and the demo's sample run depend on."""
+    digest = hashlib.sha256()
+    for path in [*sorted((ROOT / "rl_ops_numpy").rglob("*.py")), ROOT / "pyproject.toml"]:
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def build_wheel() -> Path:
     """Build the pure-Python wheel (pip, no build isolation), once per version of the sources.
 
     Pyodide installs it with ``unpackArchive``; ``pyodide-build`` is not needed for a pure-Python
     package (and needs the network at start-up).
     """
-    sources = [*sorted((ROOT / "rl_ops_numpy").rglob("*.py")), ROOT / "pyproject.toml"]
-    digest = hashlib.sha256()
-    for path in sources:
-        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
-    out = ROOT / ".cache" / "wheel" / digest.hexdigest()[:16]
+    out = ROOT / ".cache" / "wheel" / source_digest()
     wheels = sorted(out.glob("rl_ops_numpy-*.whl"))
     if not wheels:
         subprocess.run(
@@ -179,6 +183,32 @@ def build_wheel() -> Path:
     if len(wheels) != 1:
         raise PluginError(f"expected one rl_ops_numpy wheel in {out}, found {len(wheels)}")
     return wheels[0]
+
+
+# ---- the demo's sample run --------------------------------------------------------------------
+
+
+def demo_sample() -> dict:
+    """Every metric of a full default run (``python -m rl_ops_numpy.demo --json``), once per
+    version of the sources: the curves the demo page shows before anyone presses Run."""
+    out = ROOT / ".cache" / "demo" / f"{source_digest()}.json"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [sys.executable, "-m", "rl_ops_numpy.demo", "--seed", "0", "--json", str(out)],
+            check=True, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def demo_widget(sample: dict) -> str:
+    """The demo's markup: the sample run as data for js/demo.js, which draws and runs it."""
+    payload = json.dumps(sample, ensure_ascii=False).replace("</", "<\\/")
+    return (
+        '<div class="rl-demo" data-demo>\n'
+        f'<script type="application/json" class="rl-demo-sample">{payload}</script>\n'
+        "</div>\n"
+    )
 
 
 # ---- hook entry points ------------------------------------------------------------------------
@@ -197,6 +227,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     config.extra["pyodide_packages_url"] = config.extra["pyodide_packages_url"].format(
         version=version
     )
+    _write(GEN / "s21" / "demo.widget.html", demo_widget(demo_sample()))
     wheel = build_wheel()
     _wheel[:] = [wheel]
     # the page config (overrides/main.html): the wheel's URL carries a hash of its content

@@ -1,0 +1,210 @@
+// The s21 demo page: the sample run's four curves, drawn with uPlot, and a Run button that trains
+// the toy model in the Python worker (smaller configuration) and draws its curves as they come.
+//
+// Markup (written by the site build): <div data-demo><script class="rl-demo-sample">{json of
+// `python -m rl_ops_numpy.demo --json`}</script></div>. All text is set with textContent.
+
+import uPlot from "../uplot/uPlot.esm.js";
+import { strings } from "./i18n.js";
+
+// [chart id, phase, metric]
+const CHARTS = [
+  ["rm_score", "ppo", "rm_score"],
+  ["kl", "ppo", "kl"],
+  ["entropy", "ppo", "entropy"],
+  ["margin", "dpo", "margin"],
+];
+
+function el(tag, attrs = {}, text = "") {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text) node.textContent = text;
+  return node;
+}
+
+function css(name) {
+  return getComputedStyle(document.body).getPropertyValue(name).trim() || "#888";
+}
+
+function loadStylesheet() {
+  const href = new URL("../uplot/uPlot.min.css", import.meta.url).href;
+  if (!document.querySelector(`link[href="${href}"]`)) {
+    document.head.append(el("link", { rel: "stylesheet", href }));
+  }
+}
+
+class Demo {
+  constructor(root) {
+    this.root = root;
+    this.t = strings();
+    this.sample = JSON.parse(root.querySelector("script.rl-demo-sample").textContent);
+    this.live = { ppo: {}, dpo: {} };
+    this.plots = {};
+    this._buildUi();
+    this._draw();
+    new MutationObserver(() => this._draw()).observe(document.body, {
+      attributes: true,
+      attributeFilter: ["data-md-color-scheme"],
+    });
+    new ResizeObserver(() => this._resize()).observe(this.grid);
+  }
+
+  _buildUi() {
+    const t = this.t;
+    const bar = el("div", { class: "rl-toolbar" });
+    this.runButton = el("button", { type: "button", class: "md-button md-button--primary", "data-action": "run" }, t.demoRun);
+    this.stopButton = el("button", { type: "button", class: "md-button", "data-action": "stop", disabled: "" }, t.stop);
+    this.status = el("span", { class: "rl-status", "aria-live": "polite" }, t.demoSample);
+    bar.append(this.runButton, this.stopButton, this.status);
+    this.progress = el("progress", { class: "rl-demo-progress", max: "1", value: "0", hidden: "" });
+    this.grid = el("div", { class: "rl-demo-grid" });
+    this.boxes = {};
+    for (const [id] of CHARTS) {
+      const box = el("figure", { class: "rl-demo-chart", "data-chart": id });
+      box.append(el("figcaption", {}, t.demoChart[id]));
+      this.boxes[id] = box;
+      this.grid.append(box);
+    }
+    this.words = el("div", { class: "rl-demo-words" });
+    this.error = el("pre", { class: "rl-output", hidden: "", "data-output": "" });
+    this.root.append(bar, this.progress, this.grid, this.error, this.words);
+    this.runButton.addEventListener("click", () => this.run());
+    this.runButton.addEventListener("pointerenter", () => this._runtime().then((rt) => rt.prefetch()));
+    this.stopButton.addEventListener("click", () => this._runtime().then((rt) => rt.stop()));
+    this._showWords(this.sample.eval, this.t.demoSampleWords);
+  }
+
+  _runtime() {
+    return import("./python.js").then((m) => m.runtime());
+  }
+
+  _width() {
+    const w = this.grid.clientWidth;
+    return Math.max(240, w >= 640 ? Math.floor(w / 2) - 12 : w);
+  }
+
+  /** (Re)draw every chart: the sample run, and the live run so far. */
+  _draw() {
+    loadStylesheet();
+    const fg = css("--md-default-fg-color--light");
+    const grid = css("--md-default-fg-color--lightest");
+    const accent = css("--md-accent-fg-color");
+    for (const [id, phase, metric] of CHARTS) {
+      this.plots[id]?.destroy();
+      const sample = this.sample[phase];
+      const live = this.live[phase];
+      const xs = sample.step;
+      const liveYs = xs.map((x) => {
+        const i = (live.step ?? []).indexOf(x);
+        return i >= 0 ? live[metric][i] : null;
+      });
+      const opts = {
+        width: this._width(),
+        height: 200,
+        legend: { show: true },
+        scales: { x: { time: false } },
+        axes: [
+          { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid }, label: this.t.demoStep },
+          { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid }, size: 50 },
+        ],
+        series: [
+          { label: this.t.demoStep },
+          { label: this.t.demoSampleSeries, stroke: fg, width: 1.5, dash: [4, 4] },
+          { label: this.t.demoLiveSeries, stroke: accent, width: 2, spanGaps: false },
+        ],
+      };
+      const box = this.boxes[id];
+      box.querySelector(".uplot")?.remove();
+      this.plots[id] = new uPlot(opts, [xs, sample[metric], liveYs], box);
+    }
+  }
+
+  _resize() {
+    for (const plot of Object.values(this.plots)) plot.setSize({ width: this._width(), height: 200 });
+  }
+
+  _showWords(evaluation, title) {
+    const t = this.t;
+    this.words.replaceChildren(el("h4", {}, title));
+    const table = el("table");
+    const head = el("tr");
+    for (const h of [t.demoModel, t.demoMeanScore, t.demoWords]) head.append(el("th", {}, h));
+    table.append(head);
+    for (const model of ["sft", "ppo", "dpo"]) {
+      const row = el("tr");
+      const e = evaluation[model];
+      row.append(
+        el("td", {}, model.toUpperCase()),
+        el("td", {}, e.rm_score.toFixed(2)),
+        el("td", {}, e.examples.map((x) => x.word).join(" ")),
+      );
+      table.append(row);
+    }
+    this.words.append(table);
+  }
+
+  async run() {
+    const t = this.t;
+    const rt = await this._runtime();
+    this.live = { ppo: {}, dpo: {} };
+    this._draw();
+    this.error.hidden = true;
+    this.runButton.disabled = true;
+    this.stopButton.disabled = false;
+    this.progress.hidden = false;
+    this.progress.removeAttribute("value");
+    this.status.textContent = t.loading;
+    const started = performance.now();
+    const unwatch = rt.onProgress((p) => {
+      if (p.stage) this.status.textContent = t.fetching(p.stage, p.loaded, p.total);
+    });
+    const outcome = await rt.demo({
+      onStart: () => (this.status.textContent = t.running),
+      onEvent: (e) => this._onLog(e),
+    });
+    unwatch();
+    this.runButton.disabled = false;
+    this.stopButton.disabled = true;
+    this.progress.hidden = true;
+    if (outcome.ok) {
+      this.status.textContent = t.demoDone(((performance.now() - started) / 1000).toFixed(1));
+      this._showWords(outcome.result.eval, t.demoYourWords);
+    } else {
+      const message = outcome.offline
+        ? t.offline(rt.config.packagesUrl)
+        : outcome.stopped || outcome.timedOut
+          ? t.stopped
+          : t.loadFailed(outcome.error);
+      this.status.textContent = "";
+      this.error.hidden = false;
+      this.error.textContent = message;
+    }
+  }
+
+  _onLog({ phase, step, total, metrics }) {
+    this.progress.value = step / total;
+    this.status.textContent = this.t.demoPhase(phase.toUpperCase(), step, total);
+    if (phase === "sft") return;
+    const series = this.live[phase];
+    series.step = [...(series.step ?? []), step];
+    for (const [k, v] of Object.entries(metrics)) series[k] = [...(series[k] ?? []), v];
+    for (const [id, p, metric] of CHARTS) {
+      if (p !== phase) continue;
+      const xs = this.sample[p].step;
+      const ys = xs.map((x) => {
+        const i = series.step.indexOf(x);
+        return i >= 0 ? series[metric][i] : null;
+      });
+      this.plots[id].setData([xs, this.sample[p][metric], ys]);
+    }
+  }
+}
+
+/** Start every demo under `root` once. */
+export function init(root = document) {
+  for (const node of root.querySelectorAll("[data-demo]")) {
+    if (node.dataset.demoReady) continue;
+    node.dataset.demoReady = "1";
+    new Demo(node);
+  }
+}

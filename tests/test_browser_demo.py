@@ -1,0 +1,77 @@
+"""The demo page in headless Chromium: the sample run's curves are drawn with uPlot, and Run
+says clearly when numpy cannot be fetched (a full Pyodide distribution runs it: last test)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from .browser import serve
+
+
+@pytest.fixture(params=["", "en/"], ids=["zh", "en"])
+def page(request, chromium, site_url):
+    context = chromium.new_context()
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.goto(f"{site_url}/{request.param}s21/demo/")
+    page.wait_for_load_state("networkidle")
+    yield page
+    assert not page.errors
+    context.close()
+
+
+def test_sample_curves_are_drawn_from_the_build_time_run(page):
+    charts = page.locator("[data-demo] .rl-demo-chart")
+    assert charts.count() == 4
+    assert page.locator("[data-demo] .rl-demo-chart canvas").count() == 4
+    sample = json.loads(page.locator("script.rl-demo-sample").text_content())
+    assert len(sample["ppo"]["rm_score"]) == len(sample["ppo"]["step"]) > 10
+    # the table of final words comes from the same run
+    words = page.locator("[data-demo] .rl-demo-words").inner_text()
+    assert sample["eval"]["ppo"]["examples"][0]["word"] in words
+    assert f"{sample['eval']['ppo']['rm_score']:.2f}" in words
+
+
+def test_run_without_numpy_says_so(page):
+    page.evaluate("""() => {
+        const el = document.getElementById('rl-config');
+        const cfg = JSON.parse(el.textContent);
+        cfg.packagesUrl = 'http://127.0.0.1:9/unreachable/';
+        el.textContent = JSON.stringify(cfg);
+    }""")
+    page.locator("[data-demo] [data-action='run']").click()
+    out = page.locator("[data-demo] [data-output]")
+    out.wait_for(state="visible", timeout=60_000)
+    assert "numpy" in out.inner_text() and "127.0.0.1:9" in out.inner_text()
+    assert page.locator("[data-demo] [data-action='run']").is_enabled()
+
+
+PYODIDE_DIST = os.environ.get("PYODIDE_DIST")
+
+
+@pytest.mark.skipif(
+    not PYODIDE_DIST,
+    reason="needs a full Pyodide distribution (with numpy) at $PYODIDE_DIST; numpy for Pyodide "
+    "is not on PyPI or npm and the CDN is unreachable here",
+)
+def test_run_in_the_browser_draws_live_curves(chromium, built_site):
+    with serve(Path(PYODIDE_DIST)) as packages, serve(built_site["dir"]) as url:
+        context = chromium.new_context()
+        page = context.new_page()
+        page.goto(f"{url}/s21/demo/")
+        page.evaluate("""(u) => {
+            const el = document.getElementById('rl-config');
+            const cfg = JSON.parse(el.textContent); cfg.packagesUrl = u + '/';
+            el.textContent = JSON.stringify(cfg); }""", packages)
+        page.locator("[data-demo] [data-action='run']").click()
+        page.wait_for_function(
+            "document.querySelector('[data-demo] .rl-status').textContent.match(/\\d+(\\.\\d+)? /)",
+            timeout=180_000,
+        )
+        assert "PPO" in page.locator("[data-demo] .rl-demo-words").inner_text()
+        context.close()

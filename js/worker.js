@@ -152,7 +152,8 @@ async function handle(msg) {
         return;
       }
     }
-    const py = await prepare(id, msg.type === "demo" ? "import numpy" : msg.code ?? "", msg.interrupt);
+    // Run loads numpy only for code that imports it; Check and the demo always need it
+    const py = await prepare(id, msg.type === "run" ? msg.code : "import numpy", msg.interrupt);
     post({ type: "started", id });
     if (msg.type === "run") {
       const runner = py.pyimport("rl_ops_numpy.browser.runner");

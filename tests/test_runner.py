@@ -135,3 +135,40 @@ def test_check_rejects_wrong_answers_and_shows_the_inputs(stem, old, new):
 def test_check_reports_a_syntax_error_instead_of_cases():
     result = check("ppo/importance_ratio", "def importance_ratio(:\n", "importance_ratio")
     assert result["passed"] == 0 and "SyntaxError" in result["error"]
+
+
+# ---- the same code paths under the NumPy torch layer, as the browser runs them ----------------
+
+
+@pytest.mark.parametrize("stem", sorted(LESSONS))
+def test_under_the_torch_layer_run_prints_the_lesson_output_and_check_accepts(stem, capsys):
+    from rl_ops_numpy.browser import torch_layer_installed
+
+    lesson = LESSONS[stem]
+    code, parts = _cell(stem)
+    with torch_layer_installed():
+        assert run_cell(code, parts)
+        result = check(stem, lesson.exercise(blanked=False), lesson.name)
+    assert capsys.readouterr().out == lesson.path.with_suffix(".out").read_text()
+    assert result["error"] is None and result["passed"] == result["total"], result["failures"]
+
+
+def test_under_the_torch_layer_check_rejects_a_wrong_answer():
+    from rl_ops_numpy.browser import torch_layer_installed
+
+    lesson = LESSONS["ppo/shape_token_rewards"]
+    wrong = lesson.exercise(blanked=False).replace(
+        "(response_mask * torch.arange(T)).argmax(dim=-1)", "response_mask.sum(dim=-1).long() - 1"
+    )
+    with torch_layer_installed():
+        result = check("ppo/shape_token_rewards", wrong, lesson.name)
+    assert 0 < result["passed"] < result["total"] and result["failures"][0]["inputs"]
+
+
+def test_under_the_torch_layer_shape_mismatch_names_the_shapes(capsys):
+    from rl_ops_numpy.browser import torch_layer_installed
+
+    with torch_layer_installed():
+        assert not run_cell("import torch\nprint(torch.zeros(2, 5) + torch.zeros(2, 6))\n")
+    err = capsys.readouterr().err
+    assert "cell, line 2" in err and "RuntimeError" in err and "[2, 5] and [2, 6]" in err

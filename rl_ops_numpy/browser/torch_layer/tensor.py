@@ -488,6 +488,7 @@ class Tensor:
         if name == "div" and not dt.is_floating_point:
             dt = DEFAULT_FLOAT  # true division promotes integers to the default float
         x, y = as_operand(a, dt), as_operand(b, dt)
+        check_broadcast(np.shape(x), np.shape(y))
         if name in ("floordiv", "mod") and not dt.is_floating_point and np.any(y == 0):
             raise RuntimeError("ZeroDivisionError")
         with np.errstate(all="ignore"):
@@ -1123,6 +1124,19 @@ def _int_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return out
 
 
+def check_broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> None:
+    """torch's error for shapes that do not broadcast, plus both shapes (what learners need)."""
+    n = max(len(a), len(b))
+    for i in range(1, n + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                f"non-singleton dimension {n - i} (shapes {list(a)} and {list(b)})"
+            )
+
+
 def _binary_tensors(a: Tensor, b: Any, fn: Any, name: str) -> Tensor:
     """maximum/minimum: torch requires two tensors (no Python numbers)."""
     if not isinstance(b, Tensor):
@@ -1130,7 +1144,9 @@ def _binary_tensors(a: Tensor, b: Any, fn: Any, name: str) -> Tensor:
             f"{name}(): argument 'other' (position 2) must be Tensor, not {type(b).__name__}"
         )
     dt = result_type(a, b)
-    return Tensor._make(fn(as_operand(a, dt), as_operand(b, dt)))
+    x, y = as_operand(a, dt), as_operand(b, dt)
+    check_broadcast(np.shape(x), np.shape(y))
+    return Tensor._make(fn(x, y))
 
 
 def power(base: Any, exponent: Any) -> Tensor:

@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = [
     "as_float_arrays",
-    "check_binary_mask",
+    "bool_mask",
     "check_ndim",
     "check_positive",
     "check_same_shape",
@@ -63,12 +63,13 @@ def check_ndim(ndim: int, **named: np.ndarray) -> None:
             raise ValueError(f"{name} must be {want}, got shape {_fmt(np.shape(a))}")
 
 
-def check_binary_mask(**named: np.ndarray) -> None:
-    """Raise ValueError unless every value of each mask is exactly 0 or 1."""
-    for name, m in named.items():
-        if np.count_nonzero(m == 0) + np.count_nonzero(m == 1) != np.size(m):
-            first = np.asarray(m)[(m != 0) & (m != 1)].flat[0].item()
-            raise ValueError(f"{name} must hold only 0 and 1, found {first!r}")
+def bool_mask(mask: np.ndarray, name: str) -> np.ndarray:
+    """``mask != 0``, after checking that every value is exactly 0 or 1 (ValueError otherwise)."""
+    real = mask != 0
+    if np.count_nonzero(mask == 1) != np.count_nonzero(real):
+        first = mask[real & (mask != 1)].flat[0].item()
+        raise ValueError(f"{name} must hold only 0 and 1, found {first!r}")
+    return real
 
 
 def check_positive(**named: float) -> None:

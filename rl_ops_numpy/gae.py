@@ -17,7 +17,7 @@ import numpy as np
 
 from ._validate import (
     as_float_arrays,
-    check_binary_mask,
+    bool_mask,
     check_ndim,
     check_same_shape,
 )
@@ -57,7 +57,9 @@ def reverse_discounted_sum(x: np.ndarray, c: float, *, overwrite_x: bool = False
 
     Blockwise: split time into ``nb`` blocks of ``L = _BLOCK`` steps. The sum at the start of
     each block, ``g_j = Σ_i c^i x_{j,i}``, is one matrix-vector product; the finished starts
-    ``s_j = g_j + c^L s_{j+1}`` are the same scan over ``nb`` values. Adding ``c·s_{j+1}`` to the
+    ``s_j = g_j + c^L s_{j+1}`` are the same scan over ``nb`` values (one small matrix product with
+    the ``nb×nb`` triangle of powers of ``c^L``, or this function again for very long ``T``).
+    Adding ``c·s_{j+1}`` to the
     last step of block ``j`` makes every block independent, and then one matrix product with the
     ``L×L`` triangle ``W[k, i] = c^{k-i}`` (k ≥ i) finishes all blocks at once.
     """
@@ -67,46 +69,58 @@ def reverse_discounted_sum(x: np.ndarray, c: float, *, overwrite_x: bool = False
         return x @ _triangle(float(c), T, x.dtype)
     nb = -(-T // L)  # number of blocks
     if T == nb * L:
-        xb = (x if overwrite_x else x.copy()).reshape(*lead, nb, L)
+        xb = (x if overwrite_x else x.copy()).reshape(-1, L)
     else:
         xb = np.zeros((*lead, nb * L), x.dtype)
         xb[..., :T] = x
-        xb = xb.reshape(*lead, nb, L)
+        xb = xb.reshape(-1, L)
     pw = _powers(float(c), L + 1, x.dtype)  # c^0 … c^L
     # g_j = Σ_i c^i x_{j,i}: block j's own contribution to the sum at its first step
-    g = xb @ pw[:L]
+    g = (xb @ pw[:L]).reshape(*lead, nb)
     # s_j = g_j + c^L s_{j+1}: the finished sum at the first step of block j
-    s = reverse_discounted_sum(g, float(pw[L]))
+    s = reverse_discounted_sum(g, float(pw[L])) if nb > _BLOCK**2 else g @ _triangle(
+        float(pw[L]), nb, x.dtype
+    )
     # x_{j,L−1} += c s_{j+1}: hand each block the sum that follows it
-    xb[..., :-1, L - 1] += pw[1] * s[..., 1:]
-    # y_{j,i} = Σ_{k ≥ i} c^{k−i} x_{j,k} inside each block
+    carry = xb.reshape(*lead, nb, L)
+    carry[..., :-1, L - 1] += pw[1] * s[..., 1:]
+    # y_{j,i} = Σ_{k ≥ i} c^{k−i} x_{j,k} inside each block: one matrix product for all
     y = (xb @ _triangle(float(c), L, x.dtype)).reshape(*lead, nb * L)
     return y if T == nb * L else y[..., :T].copy()
 
 
-def _contiguous_rows(real: np.ndarray) -> bool:
-    """True if every row's ones form one run (left padding, right padding, or both)."""
-    # a run starts where a 1 follows a 0 (or opens the row); each non-empty row needs exactly one
-    starts = np.count_nonzero(real[:, 1:] & ~real[:, :-1]) + np.count_nonzero(real[:, 0])
-    return starts == np.count_nonzero(real.any(axis=1))
+def _run_ends(real: np.ndarray) -> np.ndarray:
+    """``[B, T]``: True on the last response token of each run (a response token followed by
+    padding or by the end of the row)."""
+    ends = real.copy()
+    flat_ends, flat_real = ends.reshape(-1), real.reshape(-1)
+    flat_ends[:-1] &= ~flat_real[1:]  # flat is fast; the last column is restored below
+    ends[:, -1] = real[:, -1]
+    return ends
 
 
-def _gae_contiguous(r, v, real, gamma: float, lam: float):
+def _gae_contiguous(r, v, real, ends, gamma: float, lam: float):
+    """GAE when each row's response tokens are one run: Â = 0 and R = 0 on padding."""
     pad = ~real
-    # V(s_t) on response tokens, 0 on padding (so padded values never enter a sum)
-    v_real = v.copy()
-    np.copyto(v_real, 0, where=pad)
-    # δ_t = r_t − V(s_t) + γ V(s_{t+1}), with V(s_{t+1}) = 0 past the end of the response
-    delta = r - v_real
-    flat_delta, flat_v = delta.reshape(-1), v_real.reshape(-1)
-    flat_delta[:-1] += flat_v[1:] if gamma == 1 else gamma * flat_v[1:]
-    delta[:, -1] = r[:, -1] - v_real[:, -1]  # undo the step across each row's end
-    np.copyto(delta, 0, where=pad)
+    with np.errstate(invalid="ignore", over="ignore"):  # padding may hold inf or NaN
+        # δ_t = r_t − V(s_t) + γ V(s_{t+1})  (on the flat array: fast, and fixed just below)
+        delta = r - v
+        flat_delta, flat_r, flat_v = delta.reshape(-1), r.reshape(-1), v.reshape(-1)
+        flat_delta[:-1] += flat_v[1:] if gamma == 1 else gamma * flat_v[1:]
+        # the last token of a response bootstraps from 0, not from what follows it
+        at = np.flatnonzero(ends)
+        flat_delta[at] = flat_r[at] - flat_v[at]
+    np.copyto(delta, 0, where=pad)  # nothing on padding may flow back into a response token
     # Â_t = δ_t + γλ Â_{t+1}
     adv = reverse_discounted_sum(delta, gamma * lam, overwrite_x=True)
-    np.copyto(adv, 0, where=pad)
+    # after a response every δ is 0, so only padding *before* one (left padding) needs zeroing
+    if np.count_nonzero(real[:, 0]) != np.count_nonzero(real.any(axis=1)):
+        np.copyto(adv, 0, where=pad)
     # R_t = Â_t + V(s_t)
-    return adv, np.add(adv, v_real, out=v_real)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ret = adv + v
+    np.copyto(ret, 0, where=pad)
+    return adv, ret
 
 
 def compute_gae(rewards, values, mask, gamma: float = 1.0, lam: float = 0.95):
@@ -141,22 +155,23 @@ def compute_gae(rewards, values, mask, gamma: float = 1.0, lam: float = 0.95):
     r, v, m = as_float_arrays(rewards=rewards, values=values, mask=mask)
     check_same_shape(rewards=r, values=v, mask=m)
     check_ndim(2, rewards=r)
-    check_binary_mask(mask=m)
+    real = bool_mask(m, "mask")
     for name, x in (("gamma", gamma), ("lam", lam)):
         if not 0 <= x <= 1:
             raise ValueError(f"{name} must be in [0, 1], got {x!r}")
-    real = m != 0
     if r.size == 0:
         return np.zeros_like(r), np.zeros_like(r)
-    if _contiguous_rows(real):
-        return _gae_contiguous(r, v, real, gamma, lam)
+    ends = _run_ends(real)
+    # one run per non-empty row: left padding, right padding, or both
+    if np.count_nonzero(ends) == np.count_nonzero(real.any(axis=1)):
+        return _gae_contiguous(r, v, real, ends, gamma, lam)
     # Holes inside a row: move each row's response tokens to the front (stable), solve, put back.
     rows, cols = np.nonzero(real)
     rank = np.cumsum(real, axis=1)[rows, cols] - 1  # position among the row's response tokens
     r_p, v_p = np.zeros_like(r), np.zeros_like(v)
     real_p = np.zeros_like(real)
     r_p[rows, rank], v_p[rows, rank], real_p[rows, rank] = r[rows, cols], v[rows, cols], True
-    adv_p, ret_p = _gae_contiguous(r_p, v_p, real_p, gamma, lam)
+    adv_p, ret_p = _gae_contiguous(r_p, v_p, real_p, _run_ends(real_p), gamma, lam)
     adv, ret = np.zeros_like(r), np.zeros_like(r)
     adv[rows, cols] = adv_p[rows, rank]
     ret[rows, cols] = ret_p[rows, rank]
@@ -202,7 +217,7 @@ def compute_gae_episode(
     else:
         (d,) = as_float_arrays(dones=dones)
         check_same_shape(rewards=r, dones=d)
-        check_binary_mask(dones=d)
+        bool_mask(d, "dones")
     keep = 1 - d
     # V(s_{t+1}), with V(s_T) = next_value
     v_next = np.append(v[1:], np.asarray(next_value, r.dtype))

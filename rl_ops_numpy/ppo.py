@@ -11,7 +11,7 @@ import numpy as np
 
 from ._validate import (
     as_float_arrays,
-    check_binary_mask,
+    bool_mask,
     check_ndim,
     check_positive,
     check_same_shape,
@@ -25,10 +25,10 @@ __all__ = [
 ]
 
 
-def _masked_mean(x: np.ndarray, mask: np.ndarray) -> float:
+def _masked_mean(x: np.ndarray, real: np.ndarray) -> float:
     r"""$\sum_{b,t} x\,m / \max(1, \sum_{b,t} m)$; padded entries are ignored even if not finite."""
-    total = np.where(mask != 0, x, 0).sum(dtype=np.float64)
-    return float(total / max(1.0, float(mask.sum())))
+    total = np.where(real, x, 0).sum(dtype=np.float64)
+    return float(total / max(1, np.count_nonzero(real)))
 
 
 def importance_ratio(new_logprobs, old_logprobs, mask) -> np.ndarray:
@@ -55,10 +55,10 @@ def importance_ratio(new_logprobs, old_logprobs, mask) -> np.ndarray:
     )
     check_same_shape(new_logprobs=new, old_logprobs=old, mask=m)
     check_ndim(2, new_logprobs=new)
-    check_binary_mask(mask=m)
+    real = bool_mask(m, "mask")
     # ρ_t = exp(log π_θ − log π_old); 1 on padding
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.where(m != 0, np.exp(new - old), np.ones((), new.dtype))
+        return np.where(real, np.exp(new - old), np.ones((), new.dtype))
 
 
 def policy_surrogate_loss(
@@ -93,13 +93,13 @@ def policy_surrogate_loss(
     )
     check_same_shape(new_logprobs=new, old_logprobs=old, advantages=adv, mask=m)
     check_ndim(2, new_logprobs=new)
-    check_binary_mask(mask=m)
+    real = bool_mask(m, "mask")
     with np.errstate(over="ignore", invalid="ignore"):
         # ρ = exp(log π_θ − log π_old)
         ratio = np.exp(new - old)
         # max(−Âρ, −Â·clip(ρ, 1−ε, 1+ε))
         per_token = np.maximum(-adv * ratio, -adv * np.clip(ratio, 1 - clip_range, 1 + clip_range))
-    return _masked_mean(per_token, m)
+    return _masked_mean(per_token, real)
 
 
 def ppo_clipped_objective(ratio, advantage, clip_epsilon: float = 0.2) -> float:
@@ -157,9 +157,9 @@ def value_clipped_loss(
     )
     check_same_shape(new_values=v, old_values=v_old, returns=ret, mask=m)
     check_ndim(2, new_values=v)
-    check_binary_mask(mask=m)
+    real = bool_mask(m, "mask")
     # V_clip = V_old + clip(V − V_old, −ε_v, ε_v)
     v_clipped = v_old + np.clip(v - v_old, -clip_range_value, clip_range_value)
     # ½ max((V − R)², (V_clip − R)²)
     per_token = 0.5 * np.maximum((v - ret) ** 2, (v_clipped - ret) ** 2)
-    return _masked_mean(per_token, m)
+    return _masked_mean(per_token, real)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_float_arrays, check_binary_mask, check_ndim, check_same_shape
+from ._validate import as_float_arrays, bool_mask, check_ndim, check_same_shape
 
 __all__ = ["last_token_index", "shape_token_rewards"]
 
@@ -64,10 +64,9 @@ def shape_token_rewards(rm_score, logprobs, ref_logprobs, response_mask, kl_coef
             f"shapes disagree: rm_score [{rm.shape[0]}] needs one score per row of "
             f"logprobs [{lp.shape[0]}, {lp.shape[1]}]"
         )
-    check_binary_mask(response_mask=m)
+    real = bool_mask(m, "response_mask")
     if not (np.ndim(kl_coef) == 0 and np.isfinite(kl_coef) and kl_coef >= 0):
         raise ValueError(f"kl_coef must be a finite number >= 0, got {kl_coef!r}")
-    real = m != 0
     # −β (log π − log π_ref) on response tokens
     rewards = np.where(real, -kl_coef * (lp - ref), 0).astype(lp.dtype)
     last = last_token_index(real)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from . import ops
+from . import ops, site
 
-SECTIONS = {"ops": ops.main}
+SECTIONS = {"ops": ops.main, "site": site.main}
 
 
 def main() -> None:

@@ -218,3 +218,29 @@ def test_every_lesson_file_is_listed_in_mkdocs_yml():
     text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     for lesson in LESSONS.values():
         assert lesson.path.stem in text
+
+
+def test_build_time_katex_server_writes_what_the_katex_cli_writes(tmp_path):
+    """The hook typesets through one Node process; its HTML must be the CLI's, byte for byte."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("site_hook", ROOT / "overrides/hooks/site.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    server = hook.KatexServer()
+    katex = ROOT / "node_modules" / ".bin" / "katex"
+    try:
+        for tex, display in [
+            (r"\rho_t = \exp(\log \pi_\theta - \log \pi_{\text{old}})", False),
+            (r"\hat A_t = \sum_{k \ge t} (\gamma\lambda)^{k-t}\,\delta_k", True),
+            (r"\mathcal{L}_{\text{DPO}} = -\log\sigma\Big(\beta\,\Delta\Big)", True),
+            (r"\tfrac12 (\log r)^2 \quad e^x \ge 1 + x", False),
+        ]:
+            src = tmp_path / "in.tex"
+            out = tmp_path / "out.html"
+            src.write_text(tex, encoding="utf-8")
+            args = [str(katex), "--input", str(src), "--output", str(out)]
+            subprocess.run(args + (["--display-mode"] if display else []), check=True)
+            assert server.render(tex, display) == out.read_text(encoding="utf-8").strip()
+    finally:
+        server.close()

@@ -37,6 +37,60 @@ BLANK_LABEL = "_____"
 # ---- math: the fast KaTeX path ----------------------------------------------------------------
 
 
+class KatexServer:
+    """One Node process that typesets every formula of a build (``katex_server.cjs``).
+
+    markdown-katex starts the ``katex`` CLI once per formula; ``install`` routes its one
+    per-formula call through this process instead, so a cold build costs milliseconds per
+    formula. The cache of markdown-katex (one HTML file per formula) is used as before.
+    """
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+
+    def render(self, tex: str, display: bool) -> str:
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = subprocess.Popen(
+                ["node", str(Path(__file__).with_name("katex_server.cjs"))],
+                cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                encoding="utf-8", bufsize=1,
+            )
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(json.dumps({"tex": tex, "displayMode": display}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise PluginError(f"KaTeX: the node process ended while typesetting {tex!r}")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise PluginError(f"KaTeX could not typeset {tex!r}: {answer['error']}")
+        return answer["html"]
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+            self.proc = None
+
+    def install(self) -> None:
+        from markdown_katex import wrapper
+
+        original = getattr(wrapper._write_tex2html, "original", wrapper._write_tex2html)
+
+        def write_tex2html(cmd_parts, tex, tmp_output_file):
+            flags = cmd_parts[1:]
+            if flags not in ([], ["--display-mode"]):  # options we do not mirror: use the CLI
+                return original(cmd_parts, tex, tmp_output_file)
+            html = self.render(tex, display=bool(flags))
+            Path(tmp_output_file).write_text(html + "\n", encoding="utf-8")
+
+        write_tex2html.original = original
+        wrapper._write_tex2html = write_tex2html
+
+
+_katex = KatexServer()
+
+
 def _use_npm_katex() -> None:
     """Put ``node_modules/.bin`` first on PATH and check markdown-katex picks that ``katex``.
 
@@ -219,6 +273,7 @@ _wheel: list[Path] = []
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     _use_npm_katex()
+    _katex.install()
     _folders.clear()
     _folders.update(lesson_folders(config))
     write_views(_folders)
@@ -263,6 +318,10 @@ def on_post_page(output: str, page, config: MkDocsConfig) -> str:
     """
     head, sep, body = output.partition("</head>")
     return _HEAD_ALTERNATE.sub("", head) + sep + body
+
+
+def on_shutdown() -> None:
+    _katex.close()
 
 
 def on_serve(server, config: MkDocsConfig, builder):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from . import ops, site
+from . import browser, ops, site
 
-SECTIONS = {"ops": ops.main, "site": site.main}
+SECTIONS = {"ops": ops.main, "site": site.main, "browser": browser.main}
 
 
 def main() -> None:

@@ -208,3 +208,7 @@ export function init(root = document) {
     new Demo(node);
   }
 }
+
+// Start now (the page is parsed when a module script runs) and on every page Material shows.
+init(document);
+window.document$?.subscribe(() => init(document));

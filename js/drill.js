@@ -87,7 +87,8 @@ class Drill {
     if (fromUrl) Object.assign(this, fromUrl);
     this.modeButton.setAttribute("aria-pressed", String(this.mode === "extended"));
     this.select.value = String(Math.round(this.ratio * 100));
-    this.apply(fromUrl ? this.seed : this._weakSeed(), { focus: false });
+    // the first mask goes into the URL once the learner starts on it (or came from the URL)
+    this.apply(fromUrl ? this.seed : this._weakSeed(), { focus: false, keep: Boolean(fromUrl) });
   }
 
   get candidates() {
@@ -171,8 +172,9 @@ class Drill {
     return best;
   }
 
-  /** Show the code with the mask of `seed`: chosen slots become empty inputs. */
-  apply(seed, { focus = true } = {}) {
+  /** Show the code with the mask of `seed`: chosen slots become empty inputs. `keep` puts the
+   * seed in the URL now; otherwise the first keystroke does. */
+  apply(seed, { focus = true, keep = true } = {}) {
     this.seed = seed >>> 0;
     this.spans.forEach((span, i) => span.replaceWith((this.spans[i] = this.originals[i].cloneNode(true))));
     const chosen = pick(this.seed, this.candidates, this.masked);
@@ -189,6 +191,7 @@ class Drill {
         "aria-label": this.t.drillBlankLabel(k + 1, chosen.length, info.line),
       });
       input.addEventListener("input", () => {
+        if (!this.kept) this._writeUrl();
         input.size = Math.max(6, input.value.length + 1); // grows with the typing, never the answer
         input.classList.remove("rl-right", "rl-wrong", "rl-equivalent");
       });
@@ -207,7 +210,8 @@ class Drill {
     this.banner.hidden = true;
     this.note.hidden = true;
     this.revealed = false;
-    this._writeUrl();
+    this.kept = false;
+    if (keep) this._writeUrl();
     this._showMeta();
     if (focus) this.inputs[0]?.focus();
   }
@@ -236,6 +240,7 @@ class Drill {
     const value = `${this.seed.toString(16)}.${Math.round(this.ratio * 100)}.${this.mode === "extended" ? "x" : "d"}`;
     url.searchParams.set(this.urlKey, value);
     history.replaceState(history.state, "", url);
+    this.kept = true;
   }
 
   _showMeta() {
@@ -358,3 +363,7 @@ export function init(root = document) {
     new Drill(node);
   }
 }
+
+// Start now (the page is parsed when a module script runs) and on every page Material shows.
+init(document);
+window.document$?.subscribe(() => init(document));

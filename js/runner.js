@@ -9,11 +9,18 @@
 //   </div>
 // Learner text and program output are only ever inserted with textContent.
 
-import { runtime } from "./python.js";
 import { strings } from "./i18n.js";
 
 const BLANK = "_____";
 const STORE = "rl-ops/cell/";
+
+let pythonModule = null;
+
+/** The page's Python runtime. Its module loads on the first sign of intent, never with the page. */
+function python() {
+  pythonModule ??= import("./python.js").then((m) => m.runtime());
+  return pythonModule;
+}
 
 function el(tag, attrs = {}, text = "") {
   const node = document.createElement(tag);
@@ -158,16 +165,17 @@ class Cell {
 
     this.buttons.run.addEventListener("click", () => this.run());
     this.buttons.check.addEventListener("click", () => this.check());
-    this.buttons.stop.addEventListener("click", () => runtime().stop());
+    this.buttons.stop.addEventListener("click", () => python().then((rt) => rt.stop()));
     this.buttons.reset.addEventListener("click", () => this.reset());
     this.buttons.edit.addEventListener("click", () => this.toggleEdit());
     // intent: fetch the runtime before the click lands
+    const prefetch = () => python().then((rt) => rt.prefetch());
     for (const ev of ["pointerenter", "focus"]) {
-      this.buttons.run.addEventListener(ev, () => runtime().prefetch());
-      this.buttons.check.addEventListener(ev, () => runtime().prefetch());
+      this.buttons.run.addEventListener(ev, prefetch);
+      this.buttons.check.addEventListener(ev, prefetch);
     }
     this.root.addEventListener("input", () => {
-      runtime().prefetch();
+      prefetch();
       this._save();
     });
     for (const input of this.blanks) {
@@ -271,7 +279,7 @@ class Cell {
   }
 
   reset() {
-    runtime().pending?.size && runtime().stop();
+    if (this.busy) pythonModule?.then((rt) => rt.stop());
     try {
       localStorage.removeItem(this.key);
     } catch {
@@ -300,14 +308,14 @@ class Cell {
   }
 
   _busy(on, label = "") {
+    this.busy = on;
     this.buttons.run.disabled = on;
     this.buttons.check.disabled = on;
     this.buttons.stop.disabled = !on;
     this.status.textContent = label;
   }
 
-  _watchProgress() {
-    const rt = runtime();
+  _watchProgress(rt) {
     const t = this.t;
     if (rt.loaded) return () => {};
     this.progress.hidden = false;
@@ -327,11 +335,12 @@ class Cell {
 
   async _exec(kind) {
     const t = this.t;
-    const rt = runtime();
+    this._busy(true, t.waiting);
+    const rt = await python();
     this.output.replaceChildren();
     this.output.hidden = true;
-    this._busy(true, rt.loaded ? (kind === "run" ? t.running : t.checking) : t.waiting);
-    const unwatch = this._watchProgress();
+    if (rt.loaded) this.status.textContent = kind === "run" ? t.running : t.checking;
+    const unwatch = this._watchProgress(rt);
     const started = { at: 0 };
     const handlers = {
       onStart: () => {
@@ -353,15 +362,15 @@ class Cell {
     unwatch();
     this.progress.hidden = true;
     this._busy(false);
-    this._report(kind, outcome, started.at ? Math.round(performance.now() - started.at) : 0);
+    this._report(kind, outcome, started.at ? Math.round(performance.now() - started.at) : 0, rt);
     return outcome;
   }
 
-  _report(kind, outcome, ms) {
+  _report(kind, outcome, ms, rt) {
     const t = this.t;
     if (outcome.timedOut) return this._write(t.timedOut(this.timeoutMs / 1000) + "\n", "rl-error");
-    if (outcome.stopped) return this._write((runtime().started ? t.interrupted : t.stopped) + "\n", "rl-error");
-    if (outcome.offline) return this._write(t.offline(runtime().config.packagesUrl) + "\n", "rl-error");
+    if (outcome.stopped) return this._write((rt.started ? t.interrupted : t.stopped) + "\n", "rl-error");
+    if (outcome.offline) return this._write(t.offline(rt.config.packagesUrl) + "\n", "rl-error");
     if (outcome.error) return this._write(t.loadFailed(outcome.error) + "\n", "rl-error");
     if (kind === "check") return this._reportCheck(outcome.result);
     this.status.textContent = outcome.ok ? t.finished(ms) : t.failed;
@@ -409,3 +418,7 @@ export function init(root = document) {
     new Cell(node);
   }
 }
+
+// Start now (the page is parsed when a module script runs) and on every page Material shows.
+init(document);
+window.document$?.subscribe(() => init(document));

@@ -77,7 +77,9 @@ def first_run_ms(b, url: str) -> float:
             const out = document.querySelector(sel + ' [data-output]');
             window.__t0 = performance.now();
             new MutationObserver((_, obs) => {
-                if (out.textContent.includes('ready')) { window.__t1 = performance.now(); obs.disconnect(); }
+                if (!out.textContent.includes('ready')) return;
+                window.__t1 = performance.now();
+                obs.disconnect();
             }).observe(out, { childList: true, subtree: true, characterData: true });
             document.querySelector(sel + ' [data-action=run]').click();
         }""", CELL)
@@ -109,7 +111,7 @@ def runner(b, url: str) -> bool:
     nav = page.evaluate("performance.getEntriesByType('navigation')[0].encodedBodySize")
     context.close()
     total = nav + sum(size for _, size in entries)
-    python = [name for name, _ in entries if re.search(r"pyodide|\.whl|worker\.js|python\.js", name)]
+    python = [n for n, _ in entries if re.search(r"pyodide|\.whl|worker\.js|python\.js", n)]
     print(f"lesson page before any intent: {total / 1024:.0f} KB in {len(entries) + 1} requests, "
           f"Python-related: {len(python)} {python or ''}")
     cold, bare, second = [], [], []
@@ -119,8 +121,8 @@ def runner(b, url: str) -> bool:
         second.append(s)
         bare.append(bare_ms(b, url))
     c, br, s = statistics.median(cold), statistics.median(bare), statistics.median(second)
-    print(f"cold start to first Run result: {c:.0f} ms; bare loadPyodide() in a worker: {br:.0f} ms "
-          f"({c / br:.2f}×)")
+    print(f"cold start to first Run result: {c:.0f} ms; bare loadPyodide() in a worker: "
+          f"{br:.0f} ms ({c / br:.2f}×)")
     print(f"second Run of the same cell, click to output: {s:.1f} ms")
     targets = [
         ("no Pyodide bytes before intent", not python),
@@ -142,7 +144,9 @@ def drill(b, url: str) -> bool:
         context = b.new_context()
         page = context.new_page()
         page.add_init_script("""
-            document.addEventListener('DOMContentLoaded', () => { window.__dcl = performance.now(); });
+            document.addEventListener('DOMContentLoaded', () => {
+              window.__dcl = performance.now();
+            });
             new MutationObserver((_, obs) => {
               if (document.querySelector('[data-drill] pre input[data-slot]')) {
                 window.__ready = performance.now();

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from . import browser, ops, site
+from . import browser, demo, ops, site
 
-SECTIONS = {"ops": ops.main, "site": site.main, "browser": browser.main}
+SECTIONS = {
+    "ops": ops.main,
+    "site": site.main,
+    "browser": browser.main,
+    "demo": demo.main,
+}
 
 
 def main() -> None:

@@ -3,10 +3,10 @@ import torch
 
 
 def compute_gae(rewards, values, mask, gamma=1.0, lam=0.95):
-    """Generalized Advantage Estimation, walking back over the response tokens.
+    """Generalized Advantage Estimation, walking back over the response.
 
     Args:
-        rewards: [B, T] token rewards (KL penalty on every token, RM score on the last)
+        rewards: [B, T] token rewards (KL penalty, RM score on the last)
         values:  [B, T] critic values V(s_t)
         mask:    [B, T], 1 on response tokens
         gamma:   discount γ (1.0 for language tasks)
@@ -16,7 +16,7 @@ def compute_gae(rewards, values, mask, gamma=1.0, lam=0.95):
     """
     B, T = rewards.shape  # batch, response length
     advantages = torch.zeros_like(rewards)
-    next_value = torch.zeros(B)  # V(s_{t+1}) of the next response token; 0 after the last
+    next_value = torch.zeros(B)  # V of the next response token (0 at end)
     gae = torch.zeros(B)  # Â_{t+1}
 
     # TODO 1: walk back in time, t = T−1, …, 0
@@ -27,14 +27,14 @@ def compute_gae(rewards, values, mask, gamma=1.0, lam=0.95):
         # TODO 3: Â_t = δ_t + γλ Â_{t+1}
         gae_t = delta + gamma * lam * gae
 
-        # on padding keep the running Â and V unchanged, so no padded token leaks into a real one
+        # padding keeps the running Â and V: nothing leaks across it
         m = mask[:, t]
         gae = m * gae_t + (1 - m) * gae
         next_value = m * values[:, t] + (1 - m) * next_value
         advantages[:, t] = gae
 
     advantages = advantages * mask
-    returns = (advantages + values) * mask  # the critic's regression targets
+    returns = (advantages + values) * mask  # the critic's targets
     return advantages.detach(), returns.detach()
 # --8<-- [end:exercise]
 
@@ -42,14 +42,15 @@ def compute_gae(rewards, values, mask, gamma=1.0, lam=0.95):
 # --8<-- [start:test]
 B, T = 2, 5
 rewards = torch.zeros(B, T)
-rewards[:, -1] = torch.tensor([1.0, -0.5])  # the RM score sits on the last token
+rewards[:, -1] = torch.tensor([1.0, -0.5])  # RM score on the last token
 values = torch.zeros(B, T) + 0.1
 mask = torch.ones(B, T)
 adv, ret = compute_gae(rewards, values, mask)
 print(f"advantages:\n{adv}")
 print(f"returns:\n{ret}")
 
-# Right padding: row 0 ends after 3 tokens. Its padded value (9.0) must not leak into token 2.
+# Right padding: the row ends after 3 tokens; the padded value 9.0 must not
+# leak into token 2.
 rewards = torch.tensor([[0.0, 0.0, 1.0, 0.0, 0.0]])
 values = torch.tensor([[0.1, 0.1, 0.1, 9.0, 9.0]])
 mask = torch.tensor([[1.0, 1.0, 1.0, 0.0, 0.0]])

@@ -6,8 +6,8 @@ def importance_ratio(new_logprobs, old_logprobs, mask):
     """Token-level importance ratio ρ = π_θ / π_old.
 
     Args:
-        new_logprobs: [B, T] log-probs of the sampled tokens under the current policy
-        old_logprobs: [B, T] log-probs under the frozen policy that sampled them
+        new_logprobs: [B, T] log-probs of the sampled tokens, current policy
+        old_logprobs: [B, T] the same under the frozen policy that sampled
         mask:         [B, T], 1 on response tokens, 0 on padding
     Returns:
         ratio:        [B, T], 1.0 on padding
@@ -17,7 +17,7 @@ def importance_ratio(new_logprobs, old_logprobs, mask):
 
     # TODO 2: ρ = exp(log ρ)
     ratio = log_ratio.exp()
-    # padding gets ρ = 1 (= exp(0)): no update signal there, and no inf or NaN from garbage
+    # padding gets ρ = 1 (= exp(0)): no update signal, no inf or NaN there
     ratio = ratio * mask + (1 - mask)
     return ratio
 # --8<-- [end:exercise]

@@ -2,7 +2,8 @@
 import torch
 
 
-def policy_surrogate_loss(new_logprobs, old_logprobs, advantages, mask, clip_range=0.2):
+def policy_surrogate_loss(new_logprobs, old_logprobs, advantages, mask,
+                          clip_range=0.2):
     """PPO clipped surrogate, as a loss to minimise.
 
     Args:
@@ -21,7 +22,8 @@ def policy_surrogate_loss(new_logprobs, old_logprobs, advantages, mask, clip_ran
     unclipped = -advantages * ratio
 
     # TODO 3: clipped term −Â·clip(ρ, 1 − ε, 1 + ε)
-    clipped = -advantages * torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
+    clipped = -advantages * torch.clamp(ratio, 1 - clip_range,
+                                        1 + clip_range)
 
     # TODO 4: the larger loss of the two (the pessimistic bound)
     loss_per_tok = torch.maximum(unclipped, clipped)
@@ -34,8 +36,9 @@ def policy_surrogate_loss(new_logprobs, old_logprobs, advantages, mask, clip_ran
 # --8<-- [start:test]
 B, T = 2, 4
 old = torch.zeros(B, T)
+# several ratios fall outside [0.8, 1.2]
 new = torch.tensor([[0.0, 0.5, -0.5, 1.0],
-                    [-0.3, 0.0, 0.3, -0.1]])  # several ratios fall outside [0.8, 1.2]
+                    [-0.3, 0.0, 0.3, -0.1]])
 adv = torch.tensor([[1.0, 1.0, 1.0, 1.0],
                     [-1.0, -1.0, -1.0, -1.0]])
 mask = torch.ones(B, T)

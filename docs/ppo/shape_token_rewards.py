@@ -2,8 +2,10 @@
 import torch
 
 
-def shape_token_rewards(rm_score, logprobs, ref_logprobs, response_mask, kl_coef=0.05):
-    """Token rewards: a KL penalty on every response token, the RM score on the last one.
+def shape_token_rewards(rm_score, logprobs, ref_logprobs, response_mask,
+                        kl_coef=0.05):
+    """Token rewards: a KL penalty on each response token, the RM score on
+    the last one.
 
     Args:
         rm_score:      [B]    reward-model score of each whole response
@@ -41,8 +43,11 @@ logprobs = torch.randn(B, T) * 0.1
 ref_logprobs = logprobs - torch.randn(B, T) * 0.05
 response_mask = torch.tensor([[0, 0, 1, 1, 1, 1],
                               [0, 1, 1, 1, 1, 0]], dtype=torch.float)
-rewards = shape_token_rewards(rm_score, logprobs, ref_logprobs, response_mask, kl_coef=0.05)
+rewards = shape_token_rewards(rm_score, logprobs, ref_logprobs,
+                              response_mask, kl_coef=0.05)
 print(f"token_rewards:\n{rewards}")
-print(f"row 0, last response token (index 5): {rewards[0, 5]:.3f}  (1.5 + KL term)")
-print(f"row 1, last response token (index 4): {rewards[1, 4]:.3f}  (-0.3 + KL term)")
+print(f"row 0, last response token (index 5): {rewards[0, 5]:.3f}"
+      "  (1.5 + KL term)")
+print(f"row 1, last response token (index 4): {rewards[1, 4]:.3f}"
+      "  (-0.3 + KL term)")
 # --8<-- [end:test]

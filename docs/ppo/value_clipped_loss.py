@@ -2,13 +2,14 @@
 import torch
 
 
-def value_clipped_loss(new_values, old_values, returns, mask, clip_range_value=0.2):
+def value_clipped_loss(new_values, old_values, returns, mask,
+                       clip_range_value=0.2):
     """PPO clipped value loss.
 
     Args:
         new_values: [B, T] current critic outputs
         old_values: [B, T] critic outputs frozen at rollout time
-        returns:    [B, T] targets from compute_gae (advantages + old values)
+        returns:    [B, T] targets from compute_gae (advantages + values)
         mask:       [B, T]
         clip_range_value: how far one update may move V
     Returns:

@@ -2,14 +2,16 @@
 import torch
 
 
-def compute_gae(rewards, values, next_value=0.0, gamma=0.99, gae_lambda=0.95):
+def compute_gae(rewards, values, next_value=0.0, gamma=0.99,
+                gae_lambda=0.95):
     """GAE over one episode of T steps.
 
     Args:
         rewards:    [T] rewards r_t
         values:     [T] critic values V(s_t)
         next_value: V(s_T), the value of the state after the last step:
-                    0 if the episode ended there, the critic's V(s_T) if it was cut off
+                    0 if the episode ended there, the critic's V(s_T)
+                    if it was cut off
         gamma:      discount γ
         gae_lambda: λ
     Returns:
@@ -40,14 +42,17 @@ def compute_gae(rewards, values, next_value=0.0, gamma=0.99, gae_lambda=0.95):
 
 
 # --8<-- [start:test]
-rewards = torch.tensor([0.0, 0.0, 0.0, 0.0, 10.0])  # a sparse reward at the end
+rewards = torch.tensor([0.0, 0.0, 0.0, 0.0, 10.0])  # reward at the end
 values = torch.ones(5)
 adv, ret = compute_gae(rewards, values, next_value=0.0)
 print(f"episode ended:  advantages = {[round(a, 4) for a in adv.tolist()]}")
-print(f"                last step: delta_4 = 10 + 0 - 1 = {adv[-1].item():.4f}")
+print("                last step: delta_4 = 10 + 0 - 1 ="
+      f" {adv[-1].item():.4f}")
 print(f"                all positive: {bool((adv > 0).all())}")
 
-# Cut off after 5 steps instead: bootstrap from the critic's V(s_5) (here 2.0), not values[-1]
+# Cut off after 5 steps instead: bootstrap from the critic's V(s_5)
+# (here 2.0), not from values[-1]
 adv_cut, _ = compute_gae(rewards, values, next_value=2.0)
-print(f"cut off, V(s_5)=2: advantages = {[round(a, 4) for a in adv_cut.tolist()]}")
+print("cut off, V(s_5)=2: advantages ="
+      f" {[round(a, 4) for a in adv_cut.tolist()]}")
 # --8<-- [end:test]

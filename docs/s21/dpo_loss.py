@@ -4,10 +4,12 @@ import torch.nn.functional as F
 
 
 def dpo_loss(log_p_w, log_p_l, ref_log_p_w, ref_log_p_l, beta=0.1):
-    """DPO loss: −log σ(β[(log π(y_w) − log π_ref(y_w)) − (log π(y_l) − log π_ref(y_l))]).
+    """DPO loss:
+    −log σ(β[(log π(y_w) − log π_ref(y_w)) − (log π(y_l) − log π_ref(y_l))])
 
     Args:
-        log_p_w, log_p_l: sequence log-probs of the chosen (w) and rejected (l) responses
+        log_p_w, log_p_l: sequence log-probs of the chosen (w) and the
+            rejected (l) response
         ref_log_p_w, ref_log_p_l: the same under the frozen reference model
         beta: β, how strongly to stay near the reference
     Returns:
@@ -30,8 +32,9 @@ def dpo_loss(log_p_w, log_p_l, ref_log_p_w, ref_log_p_l, beta=0.1):
 
 # --8<-- [start:test]
 ref = torch.tensor(-3.0)
-good = dpo_loss(torch.tensor(-2.0), torch.tensor(-5.0), ref, ref)  # policy prefers y_w
-bad = dpo_loss(torch.tensor(-5.0), torch.tensor(-2.0), ref, ref)  # policy prefers y_l
+# the policy prefers y_w, then y_l
+good = dpo_loss(torch.tensor(-2.0), torch.tensor(-5.0), ref, ref)
+bad = dpo_loss(torch.tensor(-5.0), torch.tensor(-2.0), ref, ref)
 print(f"Test 1 [policy prefers y_w]: loss = {good.item():.4f}")
 print(f"Test 2 [policy prefers y_l]: loss = {bad.item():.4f}")
 print(f"loss(right) < loss(wrong): {good.item() < bad.item()}")
@@ -40,5 +43,6 @@ print(f"loss(right) < loss(wrong): {good.item() < bad.item()}")
 zero = torch.tensor(0.0)
 far = dpo_loss(torch.tensor(-5000.0), zero, zero, zero)
 naive = -torch.log(torch.sigmoid(torch.tensor(-500.0)))
-print(f"Test 3 [z = -500]: loss = {far.item():.1f}, naive -log(sigmoid(z)) = {naive.item()}")
+print(f"Test 3 [z = -500]: loss = {far.item():.1f},"
+      f" naive -log(sigmoid(z)) = {naive.item()}")
 # --8<-- [end:test]

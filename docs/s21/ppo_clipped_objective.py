@@ -3,7 +3,8 @@ import torch
 
 
 def ppo_clipped_objective(ratio, advantage, clip_epsilon=0.2):
-    """PPO's clipped objective, to maximise: E[min(r·Â, clip(r, 1 − ε, 1 + ε)·Â)].
+    """PPO's clipped objective, to maximise:
+    E[min(r·Â, clip(r, 1 − ε, 1 + ε)·Â)]
 
     Args:
         ratio:     probability ratios r = π_θ / π_old, any shape
@@ -29,9 +30,11 @@ def ppo_clipped_objective(ratio, advantage, clip_epsilon=0.2):
 
 # --8<-- [start:test]
 ratio = torch.tensor([0.5, 1.0, 1.5, 2.0, 3.0])
-for name, a in [("positive advantage, A = +1", 1.0), ("negative advantage, A = -1", -1.0)]:
+for name, a in [("positive advantage, A = +1", 1.0),
+                ("negative advantage, A = -1", -1.0)]:
     advantage = torch.full_like(ratio, a)
-    per_item = torch.min(ratio * advantage, torch.clamp(ratio, 0.8, 1.2) * advantage)
+    per_item = torch.min(ratio * advantage,
+                         torch.clamp(ratio, 0.8, 1.2) * advantage)
     objective = ppo_clipped_objective(ratio, advantage, clip_epsilon=0.2)
     print(f"Test [{name}]")
     print(f"  ratio      = {ratio.tolist()}")

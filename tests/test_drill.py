@@ -61,3 +61,47 @@ def test_corrected_snippets_count_by_the_same_rule():
     site_gae = LESSONS["ppo/compute_gae"].drill_code
     assert seed_gae != site_gae
     assert count(site_gae) == len([s for s in slots(site_gae) if not s.extended])
+
+
+@pytest.mark.parametrize(
+    ("stem", "token", "equivalent"),
+    [
+        ("ppo/policy_surrogate_loss", "maximum", "max"),  # torch.max(a, b) is elementwise too
+        ("ppo/shape_token_rewards", "-1", "1"),  # dim=1 on 2-D input (extended-mode tokens)
+        ("s21/ppo_clipped_objective", "0.2", ".2"),
+        ("ppo/kl_estimators", "0.5", "1 / 2"),
+    ],
+)
+def test_an_equivalent_drill_answer_passes_the_check_by_meaning(stem, token, equivalent):
+    """What the drill sends to the worker: the answer function with one slot as the learner
+    typed it, after the lesson's imports; the check runs it under the browser's torch layer."""
+    from rl_ops_numpy.browser import torch_layer_installed
+    from rl_ops_numpy.browser.check import check
+
+    lesson = LESSONS[stem]
+    code = lesson.drill_code
+    marks = slots(code)
+    texts = [s.text for s in marks]
+    if token == "-1":  # the two tokens "-" and "1" of "dim=-1"
+        i = next(k for k in range(len(texts) - 1) if texts[k : k + 2] == ["-", "1"])
+        start, end = marks[i].start, marks[i + 1].end
+    else:
+        m = next(s for s in marks if s.text == token)
+        start, end = m.start, m.end
+    program = "import torch\nimport torch.nn.functional as F\n\n" + (
+        code[:start] + equivalent + code[end:]
+    )
+    with torch_layer_installed():
+        result = check(stem, program, lesson.name)
+    assert result["error"] is None and result["passed"] == result["total"], result
+
+
+def test_a_different_drill_answer_fails_the_check_by_meaning():
+    from rl_ops_numpy.browser import torch_layer_installed
+    from rl_ops_numpy.browser.check import check
+
+    lesson = LESSONS["ppo/policy_surrogate_loss"]
+    code = lesson.drill_code.replace("maximum", "minimum", 1)
+    with torch_layer_installed():
+        result = check("ppo/policy_surrogate_loss", "import torch\n\n" + code, lesson.name)
+    assert result["passed"] < result["total"]

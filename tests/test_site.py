@@ -222,11 +222,7 @@ def test_every_lesson_file_is_listed_in_mkdocs_yml():
 
 def test_build_time_katex_server_writes_what_the_katex_cli_writes(tmp_path):
     """The hook typesets through one Node process; its HTML must be the CLI's, byte for byte."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("site_hook", ROOT / "overrides/hooks/site.py")
-    hook = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hook)
+    hook = _hook()
     server = hook.KatexServer()
     katex = ROOT / "node_modules" / ".bin" / "katex"
     try:
@@ -244,3 +240,29 @@ def test_build_time_katex_server_writes_what_the_katex_cli_writes(tmp_path):
             assert server.render(tex, display) == out.read_text(encoding="utf-8").strip()
     finally:
         server.close()
+
+
+def _hook():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("site_hook", ROOT / "overrides/hooks/site.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    return hook
+
+
+def test_build_fails_loudly_without_npm_katex(tmp_path, monkeypatch):
+    from mkdocs.exceptions import PluginError
+
+    hook = _hook()
+    monkeypatch.setattr(hook, "NODE", tmp_path / "node_modules")  # no katex there
+    with pytest.raises(PluginError, match="npm ci"):
+        hook._use_npm_katex()
+
+
+def test_per_exercise_time_limits_come_from_mkdocs_yml(built_site):
+    html = (built_site["dir"] / "ppo" / "index.html").read_text(encoding="utf-8")
+    assert re.search(r'data-runner="ppo/compute_gae"[^>]*data-timeout="15"', html) or re.search(
+        r'data-timeout="15"[^>]*data-runner="ppo/compute_gae"', html
+    )
+    assert 'data-runner="ppo/importance_ratio"' in html and 'data-timeout="10"' in html

@@ -58,6 +58,7 @@ class Lesson:
 
     path: Path
     text: str = field(repr=False)
+    timeout: float = 10  # seconds a run may take in the browser (mkdocs.yml extra.lessons)
 
     @classmethod
     def load(cls, path: str | Path) -> Lesson:

@@ -121,6 +121,9 @@ def _use_npm_katex() -> None:
 def lesson_folders(config: MkDocsConfig) -> dict[str, tuple[str, list[Lesson]]]:
     """``extra.lessons`` of mkdocs.yml: folder -> (download title, lessons in page order).
 
+    A lesson's ``timeout`` (seconds per run, 10 by default) comes from the folder's optional
+    ``timeouts`` mapping and is stored on the lesson.
+
     Every ``*.py`` with an exercise section under ``docs/`` must be listed, and every listed one
     must exist.
     """
@@ -128,10 +131,10 @@ def lesson_folders(config: MkDocsConfig) -> dict[str, tuple[str, list[Lesson]]]:
     listed = config.extra.get("lessons", {})
     folders = {}
     for folder, spec in listed.items():
-        folders[folder] = (
-            spec["title"],
-            [Lesson.load(docs / folder / f"{name}.py") for name in spec["files"]],
-        )
+        lessons = [Lesson.load(docs / folder / f"{name}.py") for name in spec["files"]]
+        for lesson in lessons:
+            lesson.timeout = float(spec.get("timeouts", {}).get(lesson.path.stem, 10))
+        folders[folder] = (spec["title"], lessons)
     known = {lesson.path.resolve() for _, ls in folders.values() for lesson in ls}
     for path in docs.rglob("*.py"):
         if "[start:exercise]" in path.read_text(encoding="utf-8") and path.resolve() not in known:
@@ -139,13 +142,15 @@ def lesson_folders(config: MkDocsConfig) -> dict[str, tuple[str, list[Lesson]]]:
     return folders
 
 
-def cell_markdown(lesson: Lesson) -> str:
-    """The runnable cell: the blanked exercise and its test block, with what the runner needs."""
+def cell_markdown(lesson: Lesson, timeout: float = 10) -> str:
+    """The runnable cell: the blanked exercise and its test block, with what the runner needs
+    (``timeout``: the per-run time limit in seconds)."""
     attrs = {
         "data-runner": lesson.stem,
         "data-function": lesson.name,
         "data-version": lesson.version,
         "data-blanks": str(len(lesson.blanks)),
+        "data-timeout": f"{timeout:g}",
     }
     html_attrs = " ".join(f'{k}="{v}"' for k, v in attrs.items())
     return (
@@ -169,7 +174,7 @@ def write_views(folders: dict[str, tuple[str, list[Lesson]]]) -> None:
             base = GEN / lesson.stem
             _write(base.with_suffix(".exercise.py"), lesson.exercise(blanked=True))
             _write(base.with_suffix(".answers.py"), lesson.answers())
-            _write(base.with_suffix(".cell.md"), cell_markdown(lesson))
+            _write(base.with_suffix(".cell.md"), cell_markdown(lesson, lesson.timeout))
             imports = "\n".join(
                 line for line in lesson.exercise(blanked=False).split("\n")
                 if line.startswith(("import ", "from "))

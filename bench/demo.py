@@ -37,7 +37,7 @@ def main() -> bool:
         print("target: browser configuration under 20 s in Chromium: NOT MEASURED (no numpy for "
               "Pyodide here; set PYODIDE_DIST to a full Pyodide distribution)")
         return ok
-    from tests.browser import browser, serve
+    from tests.browser import browser, serve, set_packages_url
 
     from .browser import build_site
 
@@ -45,9 +45,7 @@ def main() -> bool:
     with serve(Path(dist)) as packages, serve(site) as url, browser() as b:
         page = b.new_context().new_page()
         page.goto(f"{url}/s21/demo/")
-        page.evaluate("""(u) => { const el = document.getElementById('rl-config');
-            const cfg = JSON.parse(el.textContent); cfg.packagesUrl = u + '/';
-            el.textContent = JSON.stringify(cfg); }""", packages)
+        set_packages_url(page, packages)
         page.locator("[data-demo] [data-action='run']").click()
         page.wait_for_function("document.querySelector('[data-demo] .rl-status').textContent"
                                ".match(/^(SFT|PPO)/)", timeout=180_000)

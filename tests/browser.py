@@ -78,6 +78,28 @@ def serve(directory: Path = SITE, headers: dict[str, str] | None = None) -> Iter
         server.server_close()
 
 
+UNREACHABLE = "http://127.0.0.1:9/unreachable/"  # a closed port: fails at once, like offline
+
+# the reason the end-to-end tests with numpy skip here
+NO_PYODIDE_DIST = (
+    "needs a full Pyodide distribution (with numpy) at $PYODIDE_DIST; numpy for Pyodide is not "
+    "on PyPI or npm and the CDN is unreachable here"
+)
+
+
+def set_packages_url(page, url: str) -> None:
+    """Point the page's Python runtime at another package index (before it starts)."""
+    page.evaluate(
+        """(url) => {
+            const el = document.getElementById('rl-config');
+            const cfg = JSON.parse(el.textContent);
+            cfg.packagesUrl = url.endsWith('/') ? url : url + '/';
+            el.textContent = JSON.stringify(cfg);
+        }""",
+        url,
+    )
+
+
 def chromium_path() -> str | None:
     return shutil.which("chromium")
 

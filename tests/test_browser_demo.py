@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .browser import serve
+from .browser import NO_PYODIDE_DIST, UNREACHABLE, serve, set_packages_url
 
 
 @pytest.fixture(params=["", "en/"], ids=["zh", "en"])
@@ -38,12 +38,7 @@ def test_sample_curves_are_drawn_from_the_build_time_run(page):
 
 
 def test_run_without_numpy_says_so(page):
-    page.evaluate("""() => {
-        const el = document.getElementById('rl-config');
-        const cfg = JSON.parse(el.textContent);
-        cfg.packagesUrl = 'http://127.0.0.1:9/unreachable/';
-        el.textContent = JSON.stringify(cfg);
-    }""")
+    set_packages_url(page, UNREACHABLE)
     page.locator("[data-demo] [data-action='run']").click()
     out = page.locator("[data-demo] [data-output]")
     out.wait_for(state="visible", timeout=60_000)
@@ -56,18 +51,14 @@ PYODIDE_DIST = os.environ.get("PYODIDE_DIST")
 
 @pytest.mark.skipif(
     not PYODIDE_DIST,
-    reason="needs a full Pyodide distribution (with numpy) at $PYODIDE_DIST; numpy for Pyodide "
-    "is not on PyPI or npm and the CDN is unreachable here",
+    reason=NO_PYODIDE_DIST,
 )
 def test_run_in_the_browser_draws_live_curves(chromium, built_site):
     with serve(Path(PYODIDE_DIST)) as packages, serve(built_site["dir"]) as url:
         context = chromium.new_context()
         page = context.new_page()
         page.goto(f"{url}/s21/demo/")
-        page.evaluate("""(u) => {
-            const el = document.getElementById('rl-config');
-            const cfg = JSON.parse(el.textContent); cfg.packagesUrl = u + '/';
-            el.textContent = JSON.stringify(cfg); }""", packages)
+        set_packages_url(page, packages)
         page.locator("[data-demo] [data-action='run']").click()
         page.wait_for_function(
             "document.querySelector('[data-demo] .rl-status').textContent.match(/\\d+(\\.\\d+)? /)",

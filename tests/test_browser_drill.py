@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from .browser import UNREACHABLE, set_packages_url
+
 DRILL = "[data-drill='importance_ratio']"
 
 
@@ -143,12 +145,7 @@ def test_seed_in_the_url_restores_the_same_mask_after_reload(page):
 
 
 def test_works_with_python_unreachable_and_says_so(page):
-    page.evaluate("""() => {
-        const el = document.getElementById('rl-config');
-        const cfg = JSON.parse(el.textContent);
-        cfg.packagesUrl = 'http://127.0.0.1:9/unreachable/';
-        el.textContent = JSON.stringify(cfg);
-    }""")
+    set_packages_url(page, UNREACHABLE)
     page.locator(f"{DRILL} select").select_option("50")
     data = _data(page)
     inputs = page.locator(f"{DRILL} input[data-slot]").all()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .browser import ISOLATED, serve
+from .browser import ISOLATED, NO_PYODIDE_DIST, UNREACHABLE, serve, set_packages_url
 
 CELL = "[data-runner='ppo/importance_ratio']"
 OUTPUT_TIMEOUT = 60_000  # ms: a cold Pyodide start is ~4 s here, but CI machines vary
@@ -203,12 +203,7 @@ def test_saved_work_of_an_older_exercise_version_is_not_applied_silently(page):
 
 
 def test_offline_numpy_gives_a_clear_message_and_the_page_keeps_working(page):
-    page.evaluate("""() => {
-        const el = document.getElementById('rl-config');
-        const cfg = JSON.parse(el.textContent);
-        cfg.packagesUrl = 'http://127.0.0.1:9/unreachable/';
-        el.textContent = JSON.stringify(cfg);
-    }""")
+    set_packages_url(page, UNREACHABLE)
     start = time.perf_counter()
     page.locator(CELL).locator("input[data-blank]").nth(0).fill("new_logprobs - old_logprobs")
     page.locator(CELL).locator("input[data-blank]").nth(1).fill("log_ratio.exp()")
@@ -229,8 +224,7 @@ PYODIDE_DIST = os.environ.get("PYODIDE_DIST")
 
 @pytest.mark.skipif(
     not PYODIDE_DIST,
-    reason="needs a full Pyodide distribution (with numpy) at $PYODIDE_DIST; numpy for Pyodide "
-    "is not on PyPI or npm and the CDN is unreachable here",
+    reason=NO_PYODIDE_DIST,
 )
 def test_pytorch_exercise_runs_and_checks_end_to_end(chromium, built_site):
     dist = Path(PYODIDE_DIST)
@@ -238,13 +232,7 @@ def test_pytorch_exercise_runs_and_checks_end_to_end(chromium, built_site):
         context = chromium.new_context()
         page = context.new_page()
         page.goto(f"{url}/ppo/")
-        page.evaluate(
-            """(u) => {
-            const el = document.getElementById('rl-config');
-            const cfg = JSON.parse(el.textContent); cfg.packagesUrl = u + '/';
-            el.textContent = JSON.stringify(cfg); }""",
-            packages,
-        )
+        set_packages_url(page, packages)
         root = page.locator(CELL)
         root.locator("input[data-blank]").nth(0).fill("new_logprobs - old_logprobs")
         root.locator("input[data-blank]").nth(1).fill("torch.exp(log_ratio)")

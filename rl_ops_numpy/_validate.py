@@ -28,6 +28,12 @@ def as_float_arrays(**named: object) -> tuple[np.ndarray, ...]:
     float32, float32 with float64 gives float64); masks, integers, booleans, lists and scalars
     follow it, and are float64 when no argument sets it.
     """
+    values = tuple(named.values())
+    first = values[0]
+    if isinstance(first, np.ndarray) and first.dtype.kind == "f" and all(
+        isinstance(x, np.ndarray) and x.dtype == first.dtype for x in values
+    ):
+        return values  # the common case: float arrays of one dtype, nothing to convert
     arrays = {}
     for name, x in named.items():
         a = np.asarray(x)

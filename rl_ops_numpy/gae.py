@@ -99,26 +99,25 @@ def _run_ends(real: np.ndarray) -> np.ndarray:
     return ends
 
 
-def _gae_contiguous(r, v, real, ends, gamma: float, lam: float):
+@np.errstate(invalid="ignore", over="ignore")  # padding may hold inf or NaN: it is zeroed
+def _gae_contiguous(r, v, real, ends, left_padded: bool, gamma: float, lam: float):
     """GAE when each row's response tokens are one run: Â = 0 and R = 0 on padding."""
     pad = ~real
-    with np.errstate(invalid="ignore", over="ignore"):  # padding may hold inf or NaN
-        # δ_t = r_t − V(s_t) + γ V(s_{t+1})  (on the flat array: fast, and fixed just below)
-        delta = r - v
-        flat_delta, flat_r, flat_v = delta.reshape(-1), r.reshape(-1), v.reshape(-1)
-        flat_delta[:-1] += flat_v[1:] if gamma == 1 else gamma * flat_v[1:]
-        # the last token of a response bootstraps from 0, not from what follows it
-        at = np.flatnonzero(ends)
-        flat_delta[at] = flat_r[at] - flat_v[at]
+    # δ_t = r_t − V(s_t) + γ V(s_{t+1})  (on the flat array: fast, and fixed just below)
+    delta = r - v
+    flat_delta, flat_r, flat_v = delta.reshape(-1), r.reshape(-1), v.reshape(-1)
+    flat_delta[:-1] += flat_v[1:] if gamma == 1 else gamma * flat_v[1:]
+    # the last token of a response bootstraps from 0, not from what follows it
+    at = np.flatnonzero(ends)
+    flat_delta[at] = flat_r[at] - flat_v[at]
     np.copyto(delta, 0, where=pad)  # nothing on padding may flow back into a response token
     # Â_t = δ_t + γλ Â_{t+1}
     adv = reverse_discounted_sum(delta, gamma * lam, overwrite_x=True)
     # after a response every δ is 0, so only padding *before* one (left padding) needs zeroing
-    if np.count_nonzero(real[:, 0]) != np.count_nonzero(real.any(axis=1)):
+    if left_padded:
         np.copyto(adv, 0, where=pad)
     # R_t = Â_t + V(s_t)
-    with np.errstate(invalid="ignore", over="ignore"):
-        ret = adv + v
+    ret = adv + v
     np.copyto(ret, 0, where=pad)
     return adv, ret
 
@@ -162,16 +161,18 @@ def compute_gae(rewards, values, mask, gamma: float = 1.0, lam: float = 0.95):
     if r.size == 0:
         return np.zeros_like(r), np.zeros_like(r)
     ends = _run_ends(real)
+    rows_with_tokens = np.count_nonzero(real.any(axis=1))
     # one run per non-empty row: left padding, right padding, or both
-    if np.count_nonzero(ends) == np.count_nonzero(real.any(axis=1)):
-        return _gae_contiguous(r, v, real, ends, gamma, lam)
+    if np.count_nonzero(ends) == rows_with_tokens:
+        left_padded = np.count_nonzero(real[:, 0]) != rows_with_tokens
+        return _gae_contiguous(r, v, real, ends, left_padded, gamma, lam)
     # Holes inside a row: move each row's response tokens to the front (stable), solve, put back.
     rows, cols = np.nonzero(real)
     rank = np.cumsum(real, axis=1)[rows, cols] - 1  # position among the row's response tokens
     r_p, v_p = np.zeros_like(r), np.zeros_like(v)
     real_p = np.zeros_like(real)
     r_p[rows, rank], v_p[rows, rank], real_p[rows, rank] = r[rows, cols], v[rows, cols], True
-    adv_p, ret_p = _gae_contiguous(r_p, v_p, real_p, _run_ends(real_p), gamma, lam)
+    adv_p, ret_p = _gae_contiguous(r_p, v_p, real_p, _run_ends(real_p), False, gamma, lam)
     adv, ret = np.zeros_like(r), np.zeros_like(r)
     adv[rows, cols] = adv_p[rows, rank]
     ret[rows, cols] = ret_p[rows, rank]

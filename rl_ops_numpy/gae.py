@@ -92,9 +92,10 @@ def reverse_discounted_sum(x: np.ndarray, c: float, *, overwrite_x: bool = False
 def _run_ends(real: np.ndarray) -> np.ndarray:
     """``[B, T]``: True on the last response token of each run (a response token followed by
     padding or by the end of the row)."""
-    ends = real.copy()
+    ends = np.empty_like(real)
     flat_ends, flat_real = ends.reshape(-1), real.reshape(-1)
-    flat_ends[:-1] &= ~flat_real[1:]  # flat is fast; the last column is restored below
+    # real here and not real next (True > False); flat is fast, the last column is set below
+    np.greater(flat_real[:-1], flat_real[1:], out=flat_ends[:-1])
     ends[:, -1] = real[:, -1]
     return ends
 

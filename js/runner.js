@@ -309,6 +309,7 @@ class Cell {
 
   _busy(on, label = "") {
     this.busy = on;
+    this.root.dataset.state = on ? "waiting" : "idle";
     this.buttons.run.disabled = on;
     this.buttons.check.disabled = on;
     this.buttons.stop.disabled = !on;
@@ -344,6 +345,7 @@ class Cell {
     const started = { at: 0 };
     const handlers = {
       onStart: () => {
+        this.root.dataset.state = "running"; // the code itself runs now (Python is loaded)
         this.progress.hidden = true;
         started.at = performance.now();
         this.status.textContent = kind === "run" ? t.running : t.checking;

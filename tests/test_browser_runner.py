@@ -135,7 +135,7 @@ def test_stop_ends_a_runaway_loop_and_the_next_run_works(page):
     _wait_output(page, "warm")
     _wait_idle(page)
     _edit_and_run(page, "while True:\n    pass\n")
-    page.wait_for_timeout(500)
+    page.locator(f"{CELL}[data-state='running']").wait_for()
     start = time.perf_counter()
     page.locator(f"{CELL} [data-action='stop']").click()
     _wait_idle(page, timeout=5_000)
@@ -155,7 +155,7 @@ def test_stop_interrupts_in_place_when_cross_origin_isolated(chromium, built_sit
         _wait_output(page, "warm")
         _wait_idle(page)
         _edit_and_run(page, "while True:\n    pass\n")
-        page.wait_for_timeout(500)
+        page.locator(f"{CELL}[data-state='running']").wait_for()
         page.locator(f"{CELL} [data-action='stop']").click()
         out = _wait_output(page, "Stopped.", timeout=5_000)  # Python's KeyboardInterrupt
         assert "Stopped." in out
@@ -174,7 +174,9 @@ def test_blanks_and_edits_survive_a_reload_and_reset_clears_them(page):
     other = page.locator("[data-runner='ppo/compute_gae']")
     other.locator("[data-action='edit']").click()
     other.locator("textarea").fill("print('my own version')\n")
-    page.wait_for_timeout(100)
+    page.wait_for_function(
+        "(localStorage.getItem('rl-ops/cell/ppo/compute_gae') || '').includes('my own version')"
+    )
     page.reload()
     page.wait_for_load_state("networkidle")
     root = page.locator(CELL)

@@ -327,6 +327,7 @@ def test_cli_plot_without_matplotlib_explains_how_to_get_it(tmp_path, capsys, mo
 
 
 def test_cli_plot_writes_a_png(tmp_path, capsys):
+    # matplotlib is an optional extra of the package; `make test` installs it (extra "test")
     pytest.importorskip("matplotlib")
     png = tmp_path / "curves.png"
     assert main([*TINY_FLAGS, "--no-progress", "--plot", str(png)]) == 0

@@ -1,13 +1,15 @@
 """MkDocs hook: everything the site derives at build time.
 
-- ``on_config``: make sure math goes through npm's fast ``katex`` CLI (fail loudly otherwise), and
-  write the views of every lesson file into ``.cache/gen/`` for pymdownx.snippets to include:
-  ``<name>.exercise.py`` (blanked), ``<name>.answers.py``, ``<name>.cell.md`` (the runnable cell)
-  and ``<name>.drill.html`` (the MLM drill over the answer function, tokens computed here).
-  It also builds the ``rl_ops_numpy`` wheel (once per version of its sources).
+- ``on_config``: make sure math goes through npm's ``katex`` (fail loudly otherwise), typeset by
+  one Node process for the whole build, and write the views of every lesson file into
+  ``.cache/gen/`` for pymdownx.snippets to include: ``<name>.exercise.py`` (blanked),
+  ``<name>.answers.py``, ``<name>.cell.md`` (the runnable cell) and ``<name>.drill.html`` (the MLM
+  drill over the answer function, tokens computed here); also the demo's sample run and the
+  ``rl_ops_numpy`` wheel (each once per version of the package's sources).
 - ``on_files``: publish what is not a page: our ``js/`` modules, KaTeX's CSS and fonts, Pyodide's
   core, uPlot, the wheel, and each lesson folder's ``exercise.py`` and ``solution.py``
   downloads.
+- ``on_post_page``: drop the head's hreflang links (see there why).
 
 Nothing here is typed twice: every code view comes from ``lessons.Lesson``.
 """
@@ -31,7 +33,6 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 ROOT = Path(__file__).resolve().parent.parent.parent
 GEN = ROOT / ".cache" / "gen"
 NODE = ROOT / "node_modules"
-BLANK_LABEL = "_____"
 
 
 # ---- math: the fast KaTeX path ----------------------------------------------------------------
@@ -142,15 +143,14 @@ def lesson_folders(config: MkDocsConfig) -> dict[str, tuple[str, list[Lesson]]]:
     return folders
 
 
-def cell_markdown(lesson: Lesson, timeout: float = 10) -> str:
-    """The runnable cell: the blanked exercise and its test block, with what the runner needs
-    (``timeout``: the per-run time limit in seconds)."""
+def cell_markdown(lesson: Lesson) -> str:
+    """The runnable cell: the blanked exercise and its test block, with what the runner needs."""
     attrs = {
         "data-runner": lesson.stem,
         "data-function": lesson.name,
         "data-version": lesson.version,
         "data-blanks": str(len(lesson.blanks)),
-        "data-timeout": f"{timeout:g}",
+        "data-timeout": f"{lesson.timeout:g}",  # seconds a run may take
     }
     html_attrs = " ".join(f'{k}="{v}"' for k, v in attrs.items())
     return (
@@ -174,7 +174,7 @@ def write_views(folders: dict[str, tuple[str, list[Lesson]]]) -> None:
             base = GEN / lesson.stem
             _write(base.with_suffix(".exercise.py"), lesson.exercise(blanked=True))
             _write(base.with_suffix(".answers.py"), lesson.answers())
-            _write(base.with_suffix(".cell.md"), cell_markdown(lesson, lesson.timeout))
+            _write(base.with_suffix(".cell.md"), cell_markdown(lesson))
             imports = "\n".join(
                 line for line in lesson.exercise(blanked=False).split("\n")
                 if line.startswith(("import ", "from "))

@@ -117,8 +117,8 @@ def _gae_contiguous(r, v, real, ends, left_padded: bool, gamma: float, lam: floa
     # after a response every δ is 0, so only padding *before* one (left padding) needs zeroing
     if left_padded:
         np.copyto(adv, 0, where=pad)
-    # R_t = Â_t + V(s_t)
-    ret = adv + v
+    # R_t = Â_t + V(s_t), into δ's buffer: the scan has consumed it
+    ret = np.add(adv, v, out=delta)
     np.copyto(ret, 0, where=pad)
     return adv, ret
 

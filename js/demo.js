@@ -5,6 +5,7 @@
 // `python -m rl_ops_numpy.demo --json`}</script></div>. All text is set with textContent.
 
 import uPlot from "../uplot/uPlot.esm.js";
+import { el } from "./dom.js";
 import { strings } from "./i18n.js";
 
 // [chart id, phase, metric]
@@ -14,13 +15,6 @@ const CHARTS = [
   ["entropy", "ppo", "entropy"],
   ["margin", "dpo", "margin"],
 ];
-
-function el(tag, attrs = {}, text = "") {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  if (text) node.textContent = text;
-  return node;
-}
 
 function css(name) {
   return getComputedStyle(document.body).getPropertyValue(name).trim() || "#888";

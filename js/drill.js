@@ -6,6 +6,7 @@
 // and can be shared. Exact answers are decided here at once; other answers can be accepted "by
 // meaning" by the Python worker, loaded only then.
 
+import { el, loadJSON, saveJSON } from "./dom.js";
 import { strings } from "./i18n.js";
 
 const RATIOS = [0.1, 0.15, 0.2, 0.3, 0.5];
@@ -41,30 +42,7 @@ function pick(seed, candidates, m) {
   return pool.slice(0, m).sort((a, b) => a - b);
 }
 
-function load(key, fallback) {
-  try {
-    return JSON.parse(localStorage.getItem(key)) ?? fallback;
-  } catch {
-    return fallback;
-  }
-}
-
-function save(key, value) {
-  try {
-    localStorage.setItem(key, JSON.stringify(value));
-  } catch {
-    /* storage disabled: the drill still works, it just forgets */
-  }
-}
-
 const normalise = (s) => s.trim().replace(/\s+/g, " ");
-
-function el(tag, attrs = {}, text = "") {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  if (text) node.textContent = text;
-  return node;
-}
 
 // ---- one drill -------------------------------------------------------------------------------
 
@@ -158,7 +136,7 @@ class Drill {
 
   /** Among a few fresh seeds, the one whose mask holds the most tokens this learner has missed. */
   _weakSeed() {
-    const misses = load(MISSES, {});
+    const misses = loadJSON(MISSES, {});
     const weight = (seed) =>
       pick(seed, this.candidates, this.masked).reduce((w, i) => w + (misses[this.data.slots[i].text] || 0), 0);
     let best = freshSeed();
@@ -244,16 +222,16 @@ class Drill {
   }
 
   _showMeta() {
-    const record = load(STORE + this.data.stem, { best: null, attempts: 0 });
+    const record = loadJSON(STORE + this.data.stem, { best: null, attempts: 0 });
     this.seedLine.replaceChildren();
     const seed = el("span", { class: "rl-drill-seed" }, this.t.drillSeed(this.seed.toString(16)));
     const rec = el("span", {}, this.t.drillRecord(record.best, record.attempts));
     const reset = el("button", { type: "button", class: "rl-linkbutton", "data-action": "reset-record" }, this.t.drillResetRecord);
     reset.addEventListener("click", () => {
-      localStorage.removeItem(STORE + this.data.stem);
-      const misses = load(MISSES, {});
+      saveJSON(STORE + this.data.stem, undefined);
+      const misses = loadJSON(MISSES, {});
       for (const s of this.data.slots) delete misses[s.text];
-      save(MISSES, misses);
+      saveJSON(MISSES, misses);
       this._showMeta();
     });
     this.seedLine.append(seed, " · ", rec, " ", reset);
@@ -326,18 +304,18 @@ class Drill {
   }
 
   _record(results) {
-    const misses = load(MISSES, {});
+    const misses = loadJSON(MISSES, {});
     this.inputs.forEach((input, k) => {
       if (!results[k]) {
         const text = this.data.slots[Number(input.dataset.slot)].text;
         misses[text] = (misses[text] || 0) + 1;
       }
     });
-    save(MISSES, misses);
+    saveJSON(MISSES, misses);
     const key = STORE + this.data.stem;
-    const record = load(key, { best: null, attempts: 0 });
+    const record = loadJSON(key, { best: null, attempts: 0 });
     const pct = Math.round((100 * results.filter(Boolean).length) / results.length);
-    save(key, { best: Math.max(record.best ?? 0, pct), attempts: record.attempts + 1 });
+    saveJSON(key, { best: Math.max(record.best ?? 0, pct), attempts: record.attempts + 1 });
     this._showMeta();
   }
 

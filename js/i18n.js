@@ -14,7 +14,6 @@ const STRINGS = {
     loading: "正在加载 Python",
     fetching: (name, loaded, total) =>
       total ? `正在下载 ${name}（${mb(loaded)} / ${mb(total)} MB）` : `正在下载 ${name}`,
-    ready: "Python 已就绪",
     running: "运行中…",
     checking: "检查中…",
     waiting: "等待 Python…",
@@ -33,7 +32,6 @@ const STRINGS = {
     expected: "期望",
     got: "你的结果",
     reason: "原因",
-    restored: "已恢复你上次填写的内容。",
     oldVersion: "这道题更新过，你保存的答案对应旧版本，没有自动套用。",
     restoreOld: "把旧答案放进编辑器",
     drillRatio: "挖空比例",
@@ -80,7 +78,6 @@ const STRINGS = {
     loading: "Loading Python",
     fetching: (name, loaded, total) =>
       total ? `Downloading ${name} (${mb(loaded)} / ${mb(total)} MB)` : `Downloading ${name}`,
-    ready: "Python is ready",
     running: "Running…",
     checking: "Checking…",
     waiting: "Waiting for Python…",
@@ -99,7 +96,6 @@ const STRINGS = {
     expected: "Expected",
     got: "Yours",
     reason: "Why",
-    restored: "Restored what you typed last time.",
     oldVersion: "This exercise has changed since you saved your answers; they were not applied.",
     restoreOld: "Put my old answers in the editor",
     drillRatio: "Share of tokens to mask",

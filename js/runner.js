@@ -9,6 +9,7 @@
 //   </div>
 // Learner text and program output are only ever inserted with textContent.
 
+import { el, loadJSON, saveJSON } from "./dom.js";
 import { strings } from "./i18n.js";
 
 const BLANK = "_____";
@@ -20,13 +21,6 @@ let pythonModule = null;
 function python() {
   pythonModule ??= import("./python.js").then((m) => m.runtime());
   return pythonModule;
-}
-
-function el(tag, attrs = {}, text = "") {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  if (text) node.textContent = text;
-  return node;
 }
 
 function lineCount(text) {
@@ -232,20 +226,11 @@ class Cell {
       editor: this.editing || this.editor.value ? this.editor.value : null,
       editing: Boolean(this.editing),
     };
-    try {
-      localStorage.setItem(this.key, JSON.stringify(state));
-    } catch {
-      /* storage full or disabled: nothing to keep */
-    }
+    saveJSON(this.key, state);
   }
 
   _restore() {
-    let state = null;
-    try {
-      state = JSON.parse(localStorage.getItem(this.key) || "null");
-    } catch {
-      state = null;
-    }
+    const state = loadJSON(this.key);
     if (!state) return;
     if (state.version !== this.version) {
       const restore = el("button", { type: "button", class: "rl-button md-button", "data-action": "restore-old" }, this.t.restoreOld);
@@ -280,18 +265,13 @@ class Cell {
 
   reset() {
     if (this.busy) pythonModule?.then((rt) => rt.stop());
-    try {
-      localStorage.removeItem(this.key);
-    } catch {
-      /* nothing stored */
-    }
     for (const b of this.blanks) {
       b.value = "";
       this._fit(b);
     }
     this.editor.value = "";
     this.toggleEdit(false);
-    localStorage.removeItem(this.key);
+    saveJSON(this.key, undefined); // forget the saved work (toggleEdit just saved it)
     this.output.replaceChildren();
     this.output.hidden = true;
     this._notice("");

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(ROOT / "overrides" / "hooks"))
 
-from lessons import Lesson, find_lessons  # noqa: E402
+from lessons import find_lessons  # noqa: E402
 
 LESSONS = {lesson.stem: lesson for lesson in find_lessons(DOCS)}
 
@@ -19,11 +19,6 @@ LESSONS = {lesson.stem: lesson for lesson in find_lessons(DOCS)}
 def lesson_function(stem: str):
     """The exercise function of ``docs/<stem>.py`` (the solution), run with real torch."""
     return LESSONS[stem].load_function()
-
-
-@pytest.fixture(scope="session")
-def lessons() -> dict[str, Lesson]:
-    return LESSONS
 
 
 @pytest.fixture(scope="session")

@@ -177,6 +177,9 @@ async function handle(msg) {
   } catch (err) {
     const offline = err instanceof OfflineError || /fetch|network|load package/i.test(String(err?.message));
     post({ type: "done", id, ok: false, error: String(err?.message ?? err), offline });
+  } finally {
+    // a Stop that arrives as this job ends must not interrupt the next one
+    if (msg.interrupt) msg.interrupt[0] = 0;
   }
 }
 

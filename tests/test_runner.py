@@ -71,6 +71,14 @@ def test_shape_mismatch_names_the_shapes(capsys):
     assert "cell, line 4" in err and "(5)" in err and "(6)" in err
 
 
+def test_stop_propagates_past_the_cell_so_the_page_reports_it_in_its_language(capsys):
+    # the worker turns Stop's SIGINT into KeyboardInterrupt; the learner's output stays printed
+    with pytest.raises(KeyboardInterrupt):
+        run_cell("print('before')\nraise KeyboardInterrupt\n")
+    out = capsys.readouterr()
+    assert out.out == "before\n" and out.err == ""
+
+
 @pytest.mark.parametrize("stem", sorted(LESSONS))
 def test_check_accepts_the_solution(stem):
     lesson = LESSONS[stem]

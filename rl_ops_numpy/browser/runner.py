@@ -99,7 +99,8 @@ def syntax_error(code: str, parts: list[dict] | None = None) -> str | None:
 def run_cell(code: str, parts: list[dict] | None = None, namespace: dict | None = None) -> bool:
     """Compile and run ``code``; print any error to stderr in the learner's terms.
 
-    Returns True when the code ran to the end.
+    Returns True when the code ran to the end. KeyboardInterrupt (the Stop button) is not
+    the learner's error and propagates to the worker.
     """
     cell_parts = parts_from(parts, code)
     # tracebacks and linecache can show the learner's source for <cell> frames
@@ -113,8 +114,7 @@ def run_cell(code: str, parts: list[dict] | None = None, namespace: dict | None 
     try:
         exec(compiled, ns)
     except KeyboardInterrupt:
-        sys.stderr.write("Stopped.\n")
-        return False
+        raise  # Stop was pressed: the page says so, in its own language
     except SystemExit as err:
         return err.code in (None, 0)
     except BaseException as err:  # the learner's error, whatever it is, is reported

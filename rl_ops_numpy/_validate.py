@@ -55,9 +55,9 @@ def _fmt(shape: tuple[int, ...]) -> str:
 
 def check_same_shape(**named: np.ndarray) -> None:
     """Raise ValueError naming every argument and its shape unless all shapes are equal."""
-    shapes = {name: np.shape(a) for name, a in named.items()}
-    if len(set(shapes.values())) > 1:
-        listed = ", ".join(f"{name} {_fmt(s)}" for name, s in shapes.items())
+    shapes = [np.shape(a) for a in named.values()]
+    if shapes.count(shapes[0]) != len(shapes):
+        listed = ", ".join(f"{name} {_fmt(s)}" for name, s in zip(named, shapes, strict=True))
         raise ValueError(f"shapes disagree: {listed}; these arguments must have the same shape")
 
 

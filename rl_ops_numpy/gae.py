@@ -36,10 +36,11 @@ def _powers(c: float, n: int, dtype: np.dtype) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def _triangle(c: float, n: int, dtype: np.dtype) -> np.ndarray:
-    # W[k, i] = c^{k−i} for k ≥ i, else 0  (n × n)
-    d = np.arange(n)[:, None] - np.arange(n)[None, :]
-    w = np.where(d >= 0, _powers(c, n, dtype)[np.maximum(d, 0)], 0).astype(dtype)
+def _triangle(c: float, n: int, dtype: np.dtype, shift: int = 0, scale: float = 1.0) -> np.ndarray:
+    # W[k, i] = scale · c^{k−i−shift} for k ≥ i + shift, else 0  (n × n)
+    d = np.arange(n)[:, None] - np.arange(n)[None, :] - shift
+    w = np.where(d >= 0, scale * _powers(c, n, np.dtype(np.float64))[np.maximum(d, 0)], 0)
+    w = w.astype(dtype)
     w.flags.writeable = False
     return w
 
@@ -55,18 +56,19 @@ def reverse_discounted_sum(x: np.ndarray, c: float, *, overwrite_x: bool = False
     Returns:
         ``[..., T]`` array of ``x``'s dtype.
 
-    Blockwise: split time into ``nb`` blocks of ``L = _BLOCK`` steps. The sum at the start of
-    each block, ``g_j = Σ_i c^i x_{j,i}``, is one matrix-vector product; the finished starts
-    ``s_j = g_j + c^L s_{j+1}`` are the same scan over ``nb`` values (one small matrix product with
-    the ``nb×nb`` triangle of powers of ``c^L``, or this function again for very long ``T``).
-    Adding ``c·s_{j+1}`` to the
-    last step of block ``j`` makes every block independent, and then one matrix product with the
-    ``L×L`` triangle ``W[k, i] = c^{k-i}`` (k ≥ i) finishes all blocks at once.
+    Blockwise: split time into ``nb`` blocks of ``L = _BLOCK`` steps. Block ``j``'s own
+    contribution to the sum at its first step, ``g_j = Σ_i c^i x_{j,i}``, is one matrix-vector
+    product. What block ``j`` receives from everything after it is
+    ``c·s_{j+1} = Σ_{k>j} c^{L(k−j−1)+1} g_k``, one small product with an ``nb×nb`` triangle
+    (or, for very long ``T``, this function again on the ``g_j``). Adding it to the last step of
+    block ``j`` makes every block independent, and then one matrix product with the ``L×L``
+    triangle ``W[k, i] = c^{k-i}`` (k ≥ i) finishes all blocks at once.
     """
     *lead, T = x.shape  # leading (batch) dims, time
     L = _BLOCK
+    c = float(c)
     if T <= L:
-        return x @ _triangle(float(c), T, x.dtype)
+        return x @ _triangle(c, T, x.dtype)
     nb = -(-T // L)  # number of blocks
     if T == nb * L:
         xb = (x if overwrite_x else x.copy()).reshape(-1, L)
@@ -74,52 +76,67 @@ def reverse_discounted_sum(x: np.ndarray, c: float, *, overwrite_x: bool = False
         xb = np.zeros((*lead, nb * L), x.dtype)
         xb[..., :T] = x
         xb = xb.reshape(-1, L)
-    pw = _powers(float(c), L + 1, x.dtype)  # c^0 … c^L
+    pw = _powers(c, L + 1, x.dtype)  # c^0 … c^L
     # g_j = Σ_i c^i x_{j,i}: block j's own contribution to the sum at its first step
-    g = (xb @ pw[:L]).reshape(*lead, nb)
-    # s_j = g_j + c^L s_{j+1}: the finished sum at the first step of block j
-    s = reverse_discounted_sum(g, float(pw[L])) if nb > _BLOCK**2 else g @ _triangle(
-        float(pw[L]), nb, x.dtype
-    )
-    # x_{j,L−1} += c s_{j+1}: hand each block the sum that follows it
-    carry = xb.reshape(*lead, nb, L)
-    carry[..., :-1, L - 1] += pw[1] * s[..., 1:]
+    g = (xb @ pw[:L]).reshape(-1, nb)
+    if nb <= _BLOCK**2:
+        # c·s_{j+1} = Σ_{k>j} c^{L(k−j−1)+1} g_k: what block j receives from the blocks after it
+        after = g @ _triangle(float(pw[L]), nb, x.dtype, shift=1, scale=c)
+    else:
+        # s_j = g_j + c^L s_{j+1}, the same scan over nb values
+        s = reverse_discounted_sum(g, float(pw[L]))
+        after = np.zeros_like(g)
+        np.multiply(s[:, 1:], pw[1], out=after[:, :-1])
+    # x_{j,L−1} += c·s_{j+1}: hand each block the sum that follows it
+    xb[:, L - 1] += after.reshape(-1)
     # y_{j,i} = Σ_{k ≥ i} c^{k−i} x_{j,k} inside each block: one matrix product for all
-    y = (xb @ _triangle(float(c), L, x.dtype)).reshape(*lead, nb * L)
+    y = (xb @ _triangle(c, L, x.dtype)).reshape(*lead, nb * L)
     return y if T == nb * L else y[..., :T].copy()
 
 
-def _run_ends(real: np.ndarray) -> np.ndarray:
-    """``[B, T]``: True on the last response token of each run (a response token followed by
-    padding or by the end of the row)."""
-    ends = np.empty_like(real)
-    flat_ends, flat_real = ends.reshape(-1), real.reshape(-1)
-    # real here and not real next (True > False); flat is fast, the last column is set below
-    np.greater(flat_real[:-1], flat_real[1:], out=flat_ends[:-1])
-    ends[:, -1] = real[:, -1]
-    return ends
+def _runs(real: np.ndarray) -> tuple[int, int, bool]:
+    """``(runs, rows with a response token, left padded)`` of a ``[B, T]`` boolean mask.
+
+    A run is a stretch of response tokens; a row with one run is left, right or both-side
+    padded, a row with more has holes.
+    """
+    flat = real.reshape(-1)
+    # a run starts where a response token follows padding (True > False), or at flat index 0
+    runs = np.count_nonzero(flat[1:] > flat[:-1]) + int(flat[0])
+    # a run that ends one row and one that starts the next are joined in the flat array
+    runs += np.count_nonzero(real[:-1, -1] & real[1:, 0])
+    rows = np.count_nonzero(real.any(axis=1))
+    return runs, rows, np.count_nonzero(real[:, 0]) != rows
 
 
-@np.errstate(invalid="ignore", over="ignore")  # padding may hold inf or NaN: it is zeroed
-def _gae_contiguous(r, v, real, ends, left_padded: bool, gamma: float, lam: float):
+def _bits(real: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """All bits set on response tokens, none on padding, as integers as wide as ``dtype``.
+
+    ``x AND bits`` is ``x`` on response tokens and +0.0 on padding whatever padding held: NaN
+    and inf too, which multiplying by the mask would not clear (NaN·0 is NaN).
+    """
+    # −1 in int8 (all bits set), then widened: −1 stays all bits set
+    return np.negative(real.view(np.int8)).astype(f"i{dtype.itemsize}")
+
+
+def _gae_one_run(r, v, bits, left_padded: bool, gamma: float, lam: float):
     """GAE when each row's response tokens are one run: Â = 0 and R = 0 on padding."""
-    pad = ~real
-    # δ_t = r_t − V(s_t) + γ V(s_{t+1})  (on the flat array: fast, and fixed just below)
-    delta = r - v
-    flat_delta, flat_r, flat_v = delta.reshape(-1), r.reshape(-1), v.reshape(-1)
-    flat_delta[:-1] += flat_v[1:] if gamma == 1 else gamma * flat_v[1:]
-    # the last token of a response bootstraps from 0, not from what follows it
-    at = np.flatnonzero(ends)
-    flat_delta[at] = flat_r[at] - flat_v[at]
-    np.copyto(delta, 0, where=pad)  # nothing on padding may flow back into a response token
+    # V and r with padding zeroed; then V(s_{t+1}) = 0 after the last token of a run
+    vz = np.bitwise_and(v.view(bits.dtype), bits).view(v.dtype)
+    delta = np.bitwise_and(r.view(bits.dtype), bits).view(r.dtype)
+    # δ_t = r_t − V(s_t) + γ V(s_{t+1})  (the shift on the flat array is fast; fixed below)
+    delta -= vz
+    last = delta[:, -1].copy()  # the last column bootstraps from 0, not from the next row
+    flat_delta, flat_vz = delta.reshape(-1), vz.reshape(-1)
+    flat_delta[:-1] += flat_vz[1:] if gamma == 1 else gamma * flat_vz[1:]
+    delta[:, -1] = last
     # Â_t = δ_t + γλ Â_{t+1}
     adv = reverse_discounted_sum(delta, gamma * lam, overwrite_x=True)
-    # after a response every δ is 0, so only padding *before* one (left padding) needs zeroing
+    # right padding stays 0 (δ = 0 there and after it); left padding before a run does not
     if left_padded:
-        np.copyto(adv, 0, where=pad)
-    # R_t = Â_t + V(s_t), into δ's buffer: the scan has consumed it
-    ret = np.add(adv, v, out=delta)
-    np.copyto(ret, 0, where=pad)
+        np.bitwise_and(adv.view(bits.dtype), bits, out=adv.view(bits.dtype))
+    # R_t = Â_t + V(s_t), 0 + 0 on padding
+    ret = np.add(adv, vz, out=vz)
     return adv, ret
 
 
@@ -161,19 +178,16 @@ def compute_gae(rewards, values, mask, gamma: float = 1.0, lam: float = 0.95):
             raise ValueError(f"{name} must be in [0, 1], got {x!r}")
     if r.size == 0:
         return np.zeros_like(r), np.zeros_like(r)
-    ends = _run_ends(real)
-    rows_with_tokens = np.count_nonzero(real.any(axis=1))
-    # one run per non-empty row: left padding, right padding, or both
-    if np.count_nonzero(ends) == rows_with_tokens:
-        left_padded = np.count_nonzero(real[:, 0]) != rows_with_tokens
-        return _gae_contiguous(r, v, real, ends, left_padded, gamma, lam)
+    runs, rows_with_tokens, left_padded = _runs(real)
+    if runs == rows_with_tokens:  # one run per non-empty row: left, right or both-side padding
+        return _gae_one_run(r, v, _bits(real, r.dtype), left_padded, gamma, lam)
     # Holes inside a row: move each row's response tokens to the front (stable), solve, put back.
     rows, cols = np.nonzero(real)
     rank = np.cumsum(real, axis=1)[rows, cols] - 1  # position among the row's response tokens
     r_p, v_p = np.zeros_like(r), np.zeros_like(v)
     real_p = np.zeros_like(real)
     r_p[rows, rank], v_p[rows, rank], real_p[rows, rank] = r[rows, cols], v[rows, cols], True
-    adv_p, ret_p = _gae_contiguous(r_p, v_p, real_p, _run_ends(real_p), False, gamma, lam)
+    adv_p, ret_p = _gae_one_run(r_p, v_p, _bits(real_p, r.dtype), False, gamma, lam)
     adv, ret = np.zeros_like(r), np.zeros_like(r)
     adv[rows, cols] = adv_p[rows, rank]
     ret[rows, cols] = ret_p[rows, rank]

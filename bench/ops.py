@@ -97,9 +97,9 @@ def cases(B: int, T: int):
 
 def main() -> bool:
     print(f"torch {torch.__version__} ({torch.get_num_threads()} threads), numpy {np.__version__}")
-    # Each process gets its own physical pages, and with them its own cache conflicts between the
-    # arrays GAE touches: the same code measures 7–10× from one process to the next here. So the
-    # floor is measured in five fresh processes, and the target is judged on their median.
+    # A process keeps its own pace here for its whole life (even a pure-Python loop runs up to a
+    # third slower in one process than in the next), and the pace moves GAE more than a copy. So
+    # the floor is measured in five fresh processes, and the target is judged on their median.
     print("\nGAE against a copy of the same bytes, float32 (bench/floor.py: 5 processes without "
           "torch, median)")
     runs = []

@@ -29,11 +29,13 @@ def as_float_arrays(**named: object) -> tuple[np.ndarray, ...]:
     follow it, and are float64 when no argument sets it.
     """
     values = tuple(named.values())
-    first = values[0]
-    if isinstance(first, np.ndarray) and first.dtype.kind == "f" and all(
-        isinstance(x, np.ndarray) and x.dtype == first.dtype for x in values
-    ):
-        return values  # the common case: float arrays of one dtype, nothing to convert
+    dtype = getattr(values[0], "dtype", None)
+    if dtype is not None and dtype.kind == "f":
+        for x in values:
+            if type(x) is not np.ndarray or x.dtype != dtype:
+                break
+        else:
+            return values  # the common case: float arrays of one dtype, nothing to convert
     arrays = {}
     for name, x in named.items():
         a = np.asarray(x)

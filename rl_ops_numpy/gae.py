@@ -45,6 +45,21 @@ def _triangle(c: float, n: int, dtype: np.dtype, shift: int = 0, scale: float = 
     return w
 
 
+@functools.lru_cache(maxsize=64)
+def _block_scan(c: float, nb: int, dtype: np.dtype) -> tuple[np.ndarray, float, np.ndarray | None,
+                                                            np.ndarray]:
+    """What the blockwise scan of ``nb`` blocks needs, computed once per ``(c, nb, dtype)``.
+
+    ``(c^0 … c^{L−1}, c^L, the nb×nb triangle that hands on the sums between blocks (None when
+    nb is too large for one product), the L×L triangle W)``.
+    """
+    L = _BLOCK
+    pw = _powers(c, L + 1, dtype)
+    cL = float(pw[L])
+    after = _triangle(cL, nb, dtype, shift=1, scale=c) if nb <= _BLOCK**2 else None
+    return pw[:L], cL, after, _triangle(c, L, dtype)
+
+
 def reverse_discounted_sum(x: np.ndarray, c: float, *, overwrite_x: bool = False) -> np.ndarray:
     r"""$y_t = \sum_{k \ge t} c^{\,k-t} x_k$ along the last axis, i.e. $y_t = x_t + c\,y_{t+1}$.
 
@@ -76,21 +91,21 @@ def reverse_discounted_sum(x: np.ndarray, c: float, *, overwrite_x: bool = False
         xb = np.zeros((*lead, nb * L), x.dtype)
         xb[..., :T] = x
         xb = xb.reshape(-1, L)
-    pw = _powers(c, L + 1, x.dtype)  # c^0 … c^L
+    pw, cL, hand_on, W = _block_scan(c, nb, x.dtype)
     # g_j = Σ_i c^i x_{j,i}: block j's own contribution to the sum at its first step
-    g = (xb @ pw[:L]).reshape(-1, nb)
-    if nb <= _BLOCK**2:
+    g = (xb @ pw).reshape(-1, nb)
+    if hand_on is not None:
         # c·s_{j+1} = Σ_{k>j} c^{L(k−j−1)+1} g_k: what block j receives from the blocks after it
-        after = g @ _triangle(float(pw[L]), nb, x.dtype, shift=1, scale=c)
+        after = g @ hand_on
     else:
         # s_j = g_j + c^L s_{j+1}, the same scan over nb values
-        s = reverse_discounted_sum(g, float(pw[L]))
+        s = reverse_discounted_sum(g, cL)
         after = np.zeros_like(g)
-        np.multiply(s[:, 1:], pw[1], out=after[:, :-1])
+        np.multiply(s[:, 1:], c, out=after[:, :-1])
     # x_{j,L−1} += c·s_{j+1}: hand each block the sum that follows it
     xb[:, L - 1] += after.reshape(-1)
     # y_{j,i} = Σ_{k ≥ i} c^{k−i} x_{j,k} inside each block: one matrix product for all
-    y = (xb @ _triangle(c, L, x.dtype)).reshape(*lead, nb * L)
+    y = (xb @ W).reshape(*lead, nb * L)
     return y if T == nb * L else y[..., :T].copy()
 
 

@@ -187,3 +187,15 @@ def test_float32_gae_stays_float32_and_close_to_float64_at_length_2048():
     a32, _ = compute_gae(r.astype(np.float32), v.astype(np.float32), m.astype(np.float32))
     assert a32.dtype == np.float32
     np.testing.assert_allclose(a32, a64, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("T", [4096, 4112, 5000, 70_001])
+@pytest.mark.parametrize("c", [0.0, 0.9405, 1.0])
+def test_blockwise_scan_over_many_blocks_equals_the_plain_loop(T, c):
+    # past 256 blocks the sums handed between blocks come from the scan itself, recursively
+    x = np.random.default_rng(T).normal(size=(2, T))
+    y, acc = np.zeros_like(x), np.zeros(2)
+    for t in reversed(range(T)):
+        acc = x[:, t] + c * acc
+        y[:, t] = acc
+    np.testing.assert_allclose(reverse_discounted_sum(x, c), y, rtol=1e-9, atol=1e-8)

@@ -5,8 +5,11 @@ $$\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t),\qquad
 
 Unrolled, $\hat A_t = \sum_{k\ge t} (\gamma\lambda)^{k-t}\delta_k$: a reverse discounted sum. The
 lesson walks over time in Python; here the sum is a blockwise scan (one matrix product inside
-blocks of ``_BLOCK`` steps, a short recurrence across blocks), which is exact up to float rounding
-and runs at a small multiple of the cost of copying the arrays.
+blocks of ``_BLOCK`` steps, one small product across blocks), which is exact up to float rounding
+and runs at a small multiple of the cost of copying the arrays (``make bench``: about 7×).
+
+Padding is cleared with a bitwise AND on the raw bits rather than by multiplying with the mask, so
+that NaN or inf on padding cannot leak either (NaN·0 is NaN; NaN AND 0 is 0.0).
 """
 
 from __future__ import annotations

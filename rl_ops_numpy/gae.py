@@ -49,8 +49,9 @@ def _triangle(c: float, n: int, dtype: np.dtype, shift: int = 0, scale: float = 
 
 
 @functools.lru_cache(maxsize=64)
-def _block_scan(c: float, nb: int, dtype: np.dtype) -> tuple[np.ndarray, float, np.ndarray | None,
-                                                            np.ndarray]:
+def _block_scan(
+    c: float, nb: int, dtype: np.dtype
+) -> tuple[np.ndarray, float, np.ndarray | None, np.ndarray]:
     """What the blockwise scan of ``nb`` blocks needs, computed once per ``(c, nb, dtype)``.
 
     ``(c^0 … c^{L−1}, c^L, the nb×nb triangle that hands on the sums between blocks (None when
@@ -196,6 +197,8 @@ def compute_gae(rewards, values, mask, gamma: float = 1.0, lam: float = 0.95):
             raise ValueError(f"{name} must be in [0, 1], got {x!r}")
     if r.size == 0:
         return np.zeros_like(r), np.zeros_like(r)
+    # the δ shift works in place on flat views of the rows: C order (free for the usual arrays)
+    r, v, real = np.ascontiguousarray(r), np.ascontiguousarray(v), np.ascontiguousarray(real)
     runs, rows_with_tokens, left_padded = _runs(real)
     if runs == rows_with_tokens:  # one run per non-empty row: left, right or both-side padding
         return _gae_one_run(r, v, _bits(real, r.dtype), left_padded, gamma, lam)

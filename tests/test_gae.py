@@ -199,3 +199,19 @@ def test_blockwise_scan_over_many_blocks_equals_the_plain_loop(T, c):
         acc = x[:, t] + c * acc
         y[:, t] = acc
     np.testing.assert_allclose(reverse_discounted_sum(x, c), y, rtol=1e-9, atol=1e-8)
+
+
+@pytest.mark.parametrize("layout", ["fortran", "strided", "fortran mask"])
+def test_memory_layout_of_the_inputs_does_not_change_the_result(layout):
+    rng = np.random.default_rng(11)
+    r, v = rng.normal(size=(2, 8, 40)).astype(np.float32)
+    m = mask(rng, 8, 40, "right")
+    want = compute_gae(r, v, m)
+    F = np.asfortranarray
+    args = {
+        "fortran": (F(r), F(v), F(m)),
+        "strided": (np.repeat(r, 2, axis=1)[:, ::2], np.repeat(v, 2, axis=0)[::2], m),
+        "fortran mask": (r, v, F(m)),
+    }[layout]
+    for got, expected in zip(compute_gae(*args), want, strict=True):
+        np.testing.assert_array_equal(got, expected)

@@ -66,7 +66,9 @@ class Drill {
     this.modeButton.setAttribute("aria-pressed", String(this.mode === "extended"));
     this.select.value = String(Math.round(this.ratio * 100));
     // the first mask goes into the URL once the learner starts on it (or came from the URL)
+    const typed = loadJSON(this.typedKey, null); // read before apply() empties the blanks
     this.apply(fromUrl ? this.seed : this._weakSeed(), { focus: false, keep: Boolean(fromUrl) });
+    if (fromUrl) this._restoreTyped(typed);
   }
 
   get candidates() {
@@ -170,8 +172,9 @@ class Drill {
       });
       input.addEventListener("input", () => {
         if (!this.kept) this._writeUrl();
-        input.size = Math.max(6, input.value.length + 1); // grows with the typing, never the answer
+        this._fit(input);
         input.classList.remove("rl-right", "rl-wrong", "rl-equivalent");
+        this._saveTyped();
       });
       input.addEventListener("keydown", (e) => {
         if (e.key === "Enter" && !e.ctrlKey && !e.metaKey) {
@@ -190,8 +193,37 @@ class Drill {
     this.revealed = false;
     this.kept = false;
     if (keep) this._writeUrl();
+    this._saveTyped(); // a new mask starts empty (the constructor restores after this)
     this._showMeta();
     if (focus) this.inputs[0]?.focus();
+  }
+
+  _fit(input) {
+    input.size = Math.max(6, input.value.length + 1); // grows with the typing, never the answer
+  }
+
+  // ---- typed answers survive a reload: {mask, answers: {slot: text}} per drill ----------------
+
+  get typedKey() {
+    return `${STORE}typed/${this.data.stem}`;
+  }
+
+  _saveTyped() {
+    const answers = Object.fromEntries(this.inputs.filter((i) => i.value).map((i) => [i.dataset.slot, i.value]));
+    saveJSON(this.typedKey, Object.keys(answers).length ? { mask: this.maskName, answers } : undefined);
+  }
+
+  /** Put back what was typed into this very mask (seed, ratio and mode from the URL). */
+  _restoreTyped(saved) {
+    if (!saved || saved.mask !== this.maskName) return;
+    for (const input of this.inputs) {
+      const text = saved.answers?.[input.dataset.slot];
+      if (typeof text === "string") {
+        input.value = text;
+        this._fit(input);
+      }
+    }
+    this._saveTyped();
   }
 
   _move(k, step) {
@@ -213,10 +245,14 @@ class Drill {
     return { seed: parseInt(m[1], 16), ratio: Number(m[2]) / 100, mode: m[3] === "x" ? "extended" : "default" };
   }
 
+  /** The mask in a few characters: seed (hex), ratio (%), mode. Names it in the URL and in storage. */
+  get maskName() {
+    return `${this.seed.toString(16)}.${Math.round(this.ratio * 100)}.${this.mode === "extended" ? "x" : "d"}`;
+  }
+
   _writeUrl() {
     const url = new URL(location.href);
-    const value = `${this.seed.toString(16)}.${Math.round(this.ratio * 100)}.${this.mode === "extended" ? "x" : "d"}`;
-    url.searchParams.set(this.urlKey, value);
+    url.searchParams.set(this.urlKey, this.maskName);
     history.replaceState(history.state, "", url);
     this.kept = true;
   }

@@ -144,6 +144,25 @@ def test_seed_in_the_url_restores_the_same_mask_after_reload(page):
     assert page.locator(f"{DRILL} select").input_value() == "30"
 
 
+def test_typed_answers_survive_a_reload_and_a_new_mask_starts_empty(page):
+    page.locator(f"{DRILL} select").select_option("30")
+    inputs = page.locator(f"{DRILL} input[data-slot]")
+    inputs.nth(0).fill("first guess")
+    inputs.nth(2).fill("third")
+    slots = [i.get_attribute("data-slot") for i in inputs.all()]
+    page.reload()
+    inputs = page.locator(f"{DRILL} input[data-slot]")
+    inputs.first.wait_for()
+    assert [i.get_attribute("data-slot") for i in inputs.all()] == slots  # same mask
+    typed = [i.input_value() for i in inputs.all()]
+    assert typed[0] == "first guess" and typed[2] == "third" and typed[1] == ""
+    page.locator(f"{DRILL} [data-action='retry']").click()  # start over on the same mask
+    assert all(i.input_value() == "" for i in inputs.all())
+    page.reload()
+    page.locator(f"{DRILL} input[data-slot]").first.wait_for()
+    assert all(i.input_value() == "" for i in page.locator(f"{DRILL} input[data-slot]").all())
+
+
 def test_works_with_python_unreachable_and_says_so(page):
     set_packages_url(page, UNREACHABLE)
     page.locator(f"{DRILL} select").select_option("50")

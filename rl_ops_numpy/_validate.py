@@ -3,30 +3,41 @@
 Every public operator goes through these helpers first, so that bad input fails with one clear
 `ValueError` naming the arguments, instead of being silently broadcast into a wrong answer.
 
-Dtype rule: floating NumPy inputs keep their dtype (float32 in, float32 out); masks, integers,
-booleans, lists and scalars follow it (float64 if nothing sets it); float32 with float64 gives
-float64, as NumPy promotes.
+Dtype rule: floating NumPy inputs keep their dtype (float32 in, float32 out); integers, booleans,
+lists and scalars follow it (float64 if nothing sets it); float32 with float64 gives float64, as
+NumPy promotes. Masks never set it: they are checked as they come and used as 0/1 flags only.
+Scalar parameters (clip ranges, β, γ, λ) become Python floats, which never widen an array (a NumPy
+float64 scalar would).
 """
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
 __all__ = [
+    "MASKS",
     "as_float_arrays",
     "bool_mask",
     "check_ndim",
-    "check_positive",
     "check_same_shape",
+    "number",
 ]
+
+# arguments that hold 0/1 flags: checked in their own dtype, never setting the data's
+MASKS = frozenset({"mask", "response_mask", "dones"})
 
 
 def as_float_arrays(**named: object) -> tuple[np.ndarray, ...]:
     """Convert every argument to a floating array of one common dtype, in the given order.
 
-    The dtype comes from the arguments that already are floating NumPy arrays (float32 stays
-    float32, float32 with float64 gives float64); masks, integers, booleans, lists and scalars
-    follow it, and are float64 when no argument sets it.
+    The dtype comes from the data arguments that already are floating NumPy arrays (float32 stays
+    float32, float32 with float64 gives float64); integers, booleans, lists and scalars follow it,
+    and are float64 when no argument sets it. Masks (the names in ``MASKS``) come back as arrays
+    of their own dtype, so that :func:`bool_mask` checks the values the caller passed (a float64
+    ``1 + 1e-10`` would round to a float32 ``1.0``).
     """
     values = tuple(named.values())
     dtype = getattr(values[0], "dtype", None)
@@ -44,11 +55,13 @@ def as_float_arrays(**named: object) -> tuple[np.ndarray, ...]:
         arrays[name] = a
     floating = [
         a.dtype
-        for x, a in zip(named.values(), arrays.values(), strict=True)
-        if isinstance(x, np.ndarray | np.generic) and a.dtype.kind == "f"
+        for (name, x), a in zip(named.items(), arrays.values(), strict=True)
+        if name not in MASKS and isinstance(x, np.ndarray | np.generic) and a.dtype.kind == "f"
     ]
     dtype = np.result_type(*floating) if floating else np.dtype(np.float64)
-    return tuple(a.astype(dtype, copy=False) for a in arrays.values())
+    return tuple(
+        a if name in MASKS else a.astype(dtype, copy=False) for name, a in arrays.items()
+    )
 
 
 def _fmt(shape: tuple[int, ...]) -> str:
@@ -63,11 +76,12 @@ def check_same_shape(**named: np.ndarray) -> None:
         raise ValueError(f"shapes disagree: {listed}; these arguments must have the same shape")
 
 
-def check_ndim(ndim: int, **named: np.ndarray) -> None:
-    """Raise ValueError unless every argument has exactly `ndim` dimensions."""
+def check_ndim(ndim: int, /, *, shape: str | None = None, **named: np.ndarray) -> None:
+    """Raise ValueError unless every argument has exactly `ndim` dimensions; ``shape`` names the
+    wanted shape in the message (``[T]`` and ``[B, T]`` by default)."""
     for name, a in named.items():
         if np.ndim(a) != ndim:
-            want = {1: "[T]", 2: "[B, T]"}.get(ndim, f"{ndim}-D")
+            want = shape or {1: "[T]", 2: "[B, T]"}.get(ndim, f"{ndim}-D")
             raise ValueError(f"{name} must be {want}, got shape {_fmt(np.shape(a))}")
 
 
@@ -80,8 +94,26 @@ def bool_mask(mask: np.ndarray, name: str) -> np.ndarray:
     return real
 
 
-def check_positive(**named: float) -> None:
-    """Raise ValueError unless every scalar is a finite number > 0."""
-    for name, v in named.items():
-        if not (np.ndim(v) == 0 and np.isfinite(v) and v > 0):
-            raise ValueError(f"{name} must be a finite number > 0, got {np.asarray(v).tolist()!r}")
+def number(name: str, x: object, *, low: float = -math.inf, high: float = math.inf,
+           above: bool = False) -> float:
+    """``x`` as a Python float, after checking that it is one finite real number in
+    ``[low, high]`` (``(low, high]`` with ``above``); ValueError otherwise.
+
+    Booleans, strings, None and arrays of more than one value are refused, not converted.
+    """
+    if np.ndim(x) == 0 and isinstance(x, np.ndarray):
+        x = x[()]  # a 0-d array: its one value
+    if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Real):
+        got = f"shape {_fmt(np.shape(x))}" if isinstance(x, np.ndarray | list | tuple) else repr(x)
+        raise ValueError(f"{name} must be a single number, got {got}")
+    value = float(x)
+    low_ok = value > low if above else value >= low
+    if not (math.isfinite(value) and low_ok and value <= high):
+        if high < math.inf:
+            want = f"in [{low:g}, {high:g}]"
+        elif low > -math.inf:
+            want = f"a finite number {'>' if above else '>='} {low:g}"
+        else:
+            want = "a finite number"
+        raise ValueError(f"{name} must be {want}, got {value!r}")
+    return value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_float_arrays, check_positive, check_same_shape
+from ._validate import as_float_arrays, check_same_shape, number
 
 __all__ = ["dpo_loss"]
 
@@ -27,9 +27,12 @@ def dpo_loss(log_p_w, log_p_l, ref_log_p_w, ref_log_p_l, beta: float = 0.1):
 
     ``-log σ(z)`` is computed as ``logaddexp(0, -z)`` (softplus), exact and finite for any
     finite ``z``: at ``z = -1000`` it is 1000, where ``-log(sigmoid(z))`` is ``inf``. TRL's
-    default "sigmoid" loss is the same formula (with optional label smoothing), β = 0.1.
+    default "sigmoid" loss is the same formula (with optional label smoothing), β = 0.1;
+    OpenRLHF's ``DPOLoss`` computes it with PyTorch's stable ``F.logsigmoid``, with the same
+    optional label smoothing and an IPO variant. Both return the batch mean; this returns each
+    pair's loss.
     """
-    check_positive(beta=beta)
+    beta = number("beta", beta, low=0, above=True)
     w, lo, rw, rl = as_float_arrays(
         log_p_w=log_p_w, log_p_l=log_p_l, ref_log_p_w=ref_log_p_w, ref_log_p_l=ref_log_p_l
     )

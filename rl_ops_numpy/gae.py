@@ -23,6 +23,7 @@ from ._validate import (
     bool_mask,
     check_ndim,
     check_same_shape,
+    number,
 )
 
 __all__ = ["compute_gae", "compute_gae_episode", "reverse_discounted_sum"]
@@ -86,7 +87,11 @@ def reverse_discounted_sum(x: np.ndarray, c: float, *, overwrite_x: bool = False
     *lead, T = x.shape  # leading (batch) dims, time
     L = _BLOCK
     c = float(c)
+    if c == 0:
+        return x.copy()  # y_t = x_t
     if T <= L:
+        if not np.isfinite(x).all():
+            return _reverse_loop(x, c)
         return x @ _triangle(c, T, x.dtype)
     nb = -(-T // L)  # number of blocks
     if T == nb * L:
@@ -98,6 +103,10 @@ def reverse_discounted_sum(x: np.ndarray, c: float, *, overwrite_x: bool = False
     pw, cL, hand_on, W = _block_scan(c, nb, x.dtype)
     # g_j = Σ_i c^i x_{j,i}: block j's own contribution to the sum at its first step
     g = (xb @ pw).reshape(-1, nb)
+    if not np.isfinite(g).all():
+        # an inf or NaN in x (every c^i > 0 here, so it reaches g): the products below would
+        # spread it as 0·inf = NaN to every step of its row; the plain recursion does not
+        return _reverse_loop(x, c)
     if hand_on is not None:
         # c·s_{j+1} = Σ_{k>j} c^{L(k−j−1)+1} g_k: what block j receives from the blocks after it
         after = g @ hand_on
@@ -111,6 +120,17 @@ def reverse_discounted_sum(x: np.ndarray, c: float, *, overwrite_x: bool = False
     # y_{j,i} = Σ_{k ≥ i} c^{k−i} x_{j,k} inside each block: one matrix product for all
     y = (xb @ W).reshape(*lead, nb * L)
     return y if T == nb * L else y[..., :T].copy()
+
+
+def _reverse_loop(x: np.ndarray, c: float) -> np.ndarray:
+    """``y_t = x_t + c·y_{t+1}``, one step at a time: for input with inf or NaN, which this
+    leaves where the recursion puts them (at and before their step, never after)."""
+    y = np.empty_like(x)
+    acc = np.zeros(x.shape[:-1], x.dtype)
+    for t in range(x.shape[-1] - 1, -1, -1):
+        acc = x[..., t] + c * acc
+        y[..., t] = acc
+    return y
 
 
 def _runs(real: np.ndarray) -> tuple[int, int, bool]:
@@ -192,9 +212,7 @@ def compute_gae(rewards, values, mask, gamma: float = 1.0, lam: float = 0.95):
     check_same_shape(rewards=r, values=v, mask=m)
     check_ndim(2, rewards=r)
     real = bool_mask(m, "mask")
-    for name, x in (("gamma", gamma), ("lam", lam)):
-        if not 0 <= x <= 1:
-            raise ValueError(f"{name} must be in [0, 1], got {x!r}")
+    gamma, lam = number("gamma", gamma, low=0, high=1), number("lam", lam, low=0, high=1)
     if r.size == 0:
         return np.zeros_like(r), np.zeros_like(r)
     # the δ shift works in place on flat views of the rows: C order (free for the usual arrays)
@@ -239,34 +257,37 @@ def compute_gae_episode(
 
     Returns:
         ``(advantages, returns)``, both ``[T]``.
+
+    CleanRL's PPO stores ``dones[t]`` as "the observation at step t starts a new episode" and
+    cuts with ``1 − dones[t+1]`` (``next_done`` for the last step); its ``dones[1:]`` followed by
+    ``next_done`` is this function's ``dones``. The LLM libraries (TRL, verl, OpenRLHF) need no
+    ``dones``: one response is one episode, see :func:`compute_gae`.
     """
     r, v = as_float_arrays(rewards=rewards, values=values)
     check_same_shape(rewards=r, values=v)
     check_ndim(1, rewards=r)
-    for name, x in (("gamma", gamma), ("gae_lambda", gae_lambda)):
-        if not 0 <= x <= 1:
-            raise ValueError(f"{name} must be in [0, 1], got {x!r}")
-    if np.ndim(next_value) != 0:
-        raise ValueError(f"next_value must be a scalar, got shape {list(np.shape(next_value))}")
+    gamma = number("gamma", gamma, low=0, high=1)
+    gae_lambda = number("gae_lambda", gae_lambda, low=0, high=1)
+    next_value = number("next_value", next_value)
     (T,) = r.shape  # steps
-    if dones is None:
-        d = np.zeros(T, r.dtype)
-    else:
-        (d,) = as_float_arrays(dones=dones)
-        check_same_shape(rewards=r, dones=d)
-        bool_mask(d, "dones")
-    keep = 1 - d
     # V(s_{t+1}), with V(s_T) = next_value
     v_next = np.append(v[1:], np.asarray(next_value, r.dtype))
+    done = np.zeros(T, bool)
+    if dones is not None:
+        (d,) = as_float_arrays(dones=dones)
+        check_same_shape(rewards=r, dones=d)
+        done = bool_mask(d, "dones")
+        # no bootstrap past an episode's end: V(s_{t+1}) counts as 0 there, whatever it holds
+        v_next[done] = 0
     # δ_t = r_t + γ(1 − d_t)V(s_{t+1}) − V(s_t)
-    delta = (r + gamma * keep * v_next - v).astype(r.dtype)
-    if not d.any():
+    delta = r + gamma * v_next - v
+    if not done.any():
         adv = reverse_discounted_sum(delta, gamma * gae_lambda)
     else:
         # Â_t = δ_t + γλ(1 − d_t)Â_{t+1}: the discount changes at episode ends; walk back in time
         adv = np.empty_like(delta)
         gae = 0.0
         for t in range(T - 1, -1, -1):
-            gae = delta[t] + gamma * gae_lambda * keep[t] * gae
+            gae = delta[t] + (0.0 if done[t] else gamma * gae_lambda * gae)
             adv[t] = gae
     return adv, adv + v

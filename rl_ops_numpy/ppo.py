@@ -13,8 +13,8 @@ from ._validate import (
     as_float_arrays,
     bool_mask,
     check_ndim,
-    check_positive,
     check_same_shape,
+    number,
 )
 
 __all__ = [
@@ -87,7 +87,7 @@ def policy_surrogate_loss(
     ("seq-mean"), and add a dual-clip bound for negative advantages (verl's ``clip_ratio_c = 3``,
     OpenRLHF's optional ``dual_clip``); neither is done here.
     """
-    check_positive(clip_range=clip_range)
+    clip_range = number("clip_range", clip_range, low=0, above=True)
     new, old, adv, m = as_float_arrays(
         new_logprobs=new_logprobs, old_logprobs=old_logprobs, advantages=advantages, mask=mask
     )
@@ -116,8 +116,12 @@ def ppo_clipped_objective(ratio, advantage, clip_epsilon: float = 0.2) -> float:
     Returns:
         The mean over all elements; 0.0 for empty input. This is the negative of
         :func:`policy_surrogate_loss` with a full mask.
+
+    TRL, verl and OpenRLHF never form this objective: they minimise its negative per token,
+    ``max(−Â·r, −Â·clip(r))`` (the same as ``−min(…)``), averaged over the response mask, which
+    is :func:`policy_surrogate_loss`.
     """
-    check_positive(clip_epsilon=clip_epsilon)
+    clip_epsilon = number("clip_epsilon", clip_epsilon, low=0, above=True)
     r, adv = as_float_arrays(ratio=ratio, advantage=advantage)
     check_same_shape(ratio=r, advantage=adv)
     if r.size == 0:
@@ -151,7 +155,7 @@ def value_clipped_loss(
     old ± ε_v); TRL defaults to ε_v = 0.2, verl to 0.5, and verl lets the aggregation be chosen
     ("token-mean", as here, is its default).
     """
-    check_positive(clip_range_value=clip_range_value)
+    clip_range_value = number("clip_range_value", clip_range_value, low=0, above=True)
     v, v_old, ret, m = as_float_arrays(
         new_values=new_values, old_values=old_values, returns=returns, mask=mask
     )

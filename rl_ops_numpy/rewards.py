@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_float_arrays, bool_mask, check_ndim, check_same_shape
+from ._validate import as_float_arrays, bool_mask, check_ndim, check_same_shape, number
 
 __all__ = ["last_token_index", "shape_token_rewards"]
 
@@ -58,15 +58,14 @@ def shape_token_rewards(rm_score, logprobs, ref_logprobs, response_mask, kl_coef
     )
     check_same_shape(logprobs=lp, ref_logprobs=ref, response_mask=m)
     check_ndim(2, logprobs=lp)
-    check_ndim(1, rm_score=rm)
+    check_ndim(1, shape="[B]", rm_score=rm)
     if rm.shape[0] != lp.shape[0]:
         raise ValueError(
             f"shapes disagree: rm_score [{rm.shape[0]}] needs one score per row of "
             f"logprobs [{lp.shape[0]}, {lp.shape[1]}]"
         )
     real = bool_mask(m, "response_mask")
-    if not (np.ndim(kl_coef) == 0 and np.isfinite(kl_coef) and kl_coef >= 0):
-        raise ValueError(f"kl_coef must be a finite number >= 0, got {kl_coef!r}")
+    kl_coef = number("kl_coef", kl_coef, low=0)
     # −β (log π − log π_ref) on response tokens
     rewards = np.where(real, -kl_coef * (lp - ref), 0).astype(lp.dtype)
     last = last_token_index(real)

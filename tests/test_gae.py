@@ -160,7 +160,7 @@ def test_gae_bad_input():
         compute_gae(np.zeros((1, 2)), np.zeros((1, 2)), np.ones((1, 2)), lam=1.5)
     with pytest.raises(ValueError, match="dones must hold only 0 and 1"):
         compute_gae_episode([1.0, 2.0], [0.0, 0.0], dones=[0, 3])
-    with pytest.raises(ValueError, match="next_value must be a scalar"):
+    with pytest.raises(ValueError, match=r"next_value must be a single number, got shape \[1\]"):
         compute_gae_episode([1.0, 2.0], [0.0, 0.0], next_value=[1.0])
 
 
@@ -215,3 +215,70 @@ def test_memory_layout_of_the_inputs_does_not_change_the_result(layout):
     }[layout]
     for got, expected in zip(compute_gae(*args), want, strict=True):
         np.testing.assert_array_equal(got, expected)
+
+
+def _torch_gae_episode_with_dones(r, v, next_value, gamma, lam, dones):
+    """The s21 lesson's loop with the `dones` convention added, in PyTorch: dones[t] = 1 ends the
+    episode after step t (no bootstrap from t+1, no carry of later advantages)."""
+    T = len(r)
+    adv = torch.zeros_like(r)
+    gae = torch.zeros((), dtype=r.dtype)
+    for t in reversed(range(T)):
+        keep = 1.0 - dones[t]
+        v_next = next_value if t == T - 1 else v[t + 1]
+        delta = r[t] + gamma * keep * v_next - v[t]
+        gae = delta + gamma * lam * keep * gae
+        adv[t] = gae
+    return adv, adv + v
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_compute_gae_episode_with_dones_matches_a_torch_loop(case: Case):
+    rng = np.random.default_rng(case.seed)
+    n = case.B * case.T
+    r, v = rng.normal(0, 1, (2, n)).astype(case.dtype)
+    d = (rng.random(n) < 0.2).astype(case.dtype)
+    nv = float(rng.normal())
+    adv, ret = compute_gae_episode(r, v, next_value=nv, gamma=0.99, gae_lambda=0.95, dones=d)
+    t_adv, t_ret = _torch_gae_episode_with_dones(T_(r), T_(v), nv, 0.99, 0.95, T_(d))
+    assert adv.dtype == case.dtype
+    np.testing.assert_allclose(adv, t_adv.numpy(), **tolerance(case.dtype))
+    np.testing.assert_allclose(ret, t_ret.numpy(), **tolerance(case.dtype))
+
+
+def test_episode_lambda_zero_is_the_one_step_td_error():
+    rng = np.random.default_rng(5)
+    r, v = rng.normal(size=(2, 37))
+    adv, _ = compute_gae_episode(r, v, next_value=0.7, gamma=0.9, gae_lambda=0.0)
+    np.testing.assert_allclose(adv, r + 0.9 * np.append(v[1:], 0.7) - v, rtol=1e-12)
+
+
+def test_episode_end_cuts_inf_and_nan_from_the_next_episode():
+    # the step after an episode's end holds inf: nothing of it may reach the ended episode
+    with np.errstate(invalid="ignore"):  # R_1 = Â_1 + V_1 = −inf + inf: NaN, and NumPy says so
+        adv, _ = compute_gae_episode(
+            [1.0, 2.0, 3.0], [0.0, np.inf, 0.0], gamma=0.9, dones=[1, 0, 0]
+        )
+    assert adv[0] == 1.0 and adv[1] == -np.inf and adv[2] == 3.0
+
+
+@pytest.mark.parametrize("layout", ["right", "left", "both"])
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_inf_or_nan_on_a_response_token_stays_where_the_recursion_puts_it(layout, bad):
+    # the blockwise products would spread 0·inf = NaN over the whole row; the plain recursion
+    # puts it at the bad step and before, never after it, and never on padding
+    rng = np.random.default_rng(9)
+    B, T = 3, 50
+    r, v = rng.normal(size=(2, B, T))
+    m = mask(rng, B, T, layout)
+    m[0] = 0
+    m[0, 5:45] = 1  # one run of 40 tokens in row 0, the bad reward at its 20th
+    r[0, 24] = bad
+    adv, ret = compute_gae(r, v, m, gamma=0.99, lam=0.95)
+    real = m[0] == 1
+    want = _loop_gae(r[0, real], v[0, real], 0.99, 0.95)
+    np.testing.assert_allclose(adv[0, real], want, rtol=1e-12)  # NaN where the loop has NaN
+    assert np.all(adv[0, ~real] == 0) and np.all(ret[0, ~real] == 0)
+    for b in (1, 2):  # the other rows are untouched
+        row = m[b] == 1
+        np.testing.assert_allclose(adv[b, row], _loop_gae(r[b, row], v[b, row], 0.99, 0.95))

@@ -64,7 +64,7 @@ class Demo {
     this.root.append(bar, this.progress, this.grid, this.error, this.words);
     this.runButton.addEventListener("click", () => this.run());
     this.runButton.addEventListener("pointerenter", () => this._runtime().then((rt) => rt.prefetch()));
-    this.stopButton.addEventListener("click", () => this._runtime().then((rt) => rt.stop()));
+    this.stopButton.addEventListener("click", () => this._runtime().then((rt) => rt.stop(this.jobId)));
     this._showWords(this.sample.eval, this.t.demoSampleWords);
   }
 
@@ -139,11 +139,12 @@ class Demo {
 
   async run() {
     const t = this.t;
+    if (this.runButton.disabled) return;
+    this.runButton.disabled = true; // before any await: a double click starts one run
     const rt = await this._runtime();
     this.live = { ppo: {}, dpo: {} };
     this._draw();
     this.error.hidden = true;
-    this.runButton.disabled = true;
     this.stopButton.disabled = false;
     this.progress.hidden = false;
     this.progress.removeAttribute("value");
@@ -152,10 +153,12 @@ class Demo {
     const unwatch = rt.onProgress((p) => {
       if (p.stage) this.status.textContent = t.fetching(p.stage, p.loaded, p.total);
     });
-    const outcome = await rt.demo({
+    const job = rt.demo({
       onStart: () => (this.status.textContent = t.running),
       onEvent: (e) => this._onLog(e),
     });
+    this.jobId = job.id;
+    const outcome = await job;
     unwatch();
     this.runButton.disabled = false;
     this.stopButton.disabled = true;

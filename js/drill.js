@@ -66,9 +66,9 @@ class Drill {
     this.modeButton.setAttribute("aria-pressed", String(this.mode === "extended"));
     this.select.value = String(Math.round(this.ratio * 100));
     // the first mask goes into the URL once the learner starts on it (or came from the URL)
-    const typed = loadJSON(this.typedKey, null); // read before apply() empties the blanks
     this.apply(fromUrl ? this.seed : this._weakSeed(), { focus: false, keep: Boolean(fromUrl) });
-    if (fromUrl) this._restoreTyped(typed);
+    // what was typed into this very mask comes back; a page opened without it keeps it stored
+    if (fromUrl) this._restoreTyped(loadJSON(this.typedKey, null));
   }
 
   get candidates() {
@@ -109,17 +109,17 @@ class Drill {
 
     this.select.addEventListener("change", () => {
       this.ratio = Number(this.select.value) / 100;
-      this.apply(this._weakSeed());
+      this.newMask(this._weakSeed());
     });
     this.modeButton.addEventListener("click", () => {
       this.mode = this.mode === "extended" ? "default" : "extended";
       this.modeButton.setAttribute("aria-pressed", String(this.mode === "extended"));
-      this.apply(this._weakSeed());
+      this.newMask(this._weakSeed());
     });
-    this.refreshButton.addEventListener("click", () => this.apply(this._weakSeed()));
+    this.refreshButton.addEventListener("click", () => this.newMask(this._weakSeed()));
     this.checkButton.addEventListener("click", () => this.check());
     this.revealButton.addEventListener("click", () => this.reveal());
-    this.retryButton.addEventListener("click", () => this.apply(this.seed));
+    this.retryButton.addEventListener("click", () => this.newMask(this.seed));
     this.root.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
         e.preventDefault();
@@ -152,10 +152,18 @@ class Drill {
     return best;
   }
 
+  /** A mask the learner asked for (refresh, retry, ratio, mode): empty blanks, and the answers
+   * typed into the previous mask are forgotten. */
+  newMask(seed) {
+    this.apply(seed);
+    this._saveTyped();
+  }
+
   /** Show the code with the mask of `seed`: chosen slots become empty inputs. `keep` puts the
    * seed in the URL now; otherwise the first keystroke does. */
   apply(seed, { focus = true, keep = true } = {}) {
     this.seed = seed >>> 0;
+    this.maskCount = (this.maskCount ?? 0) + 1; // a check still waiting on Python was for another
     this.spans.forEach((span, i) => span.replaceWith((this.spans[i] = this.originals[i].cloneNode(true))));
     const chosen = pick(this.seed, this.candidates, this.masked);
     this.inputs = chosen.map((slot, k) => {
@@ -193,7 +201,6 @@ class Drill {
     this.revealed = false;
     this.kept = false;
     if (keep) this._writeUrl();
-    this._saveTyped(); // a new mask starts empty (the constructor restores after this)
     this._showMeta();
     if (focus) this.inputs[0]?.focus();
   }
@@ -223,7 +230,6 @@ class Drill {
         this._fit(input);
       }
     }
-    this._saveTyped();
   }
 
   _move(k, step) {
@@ -278,14 +284,14 @@ class Drill {
   async check() {
     if (this.revealed || !this.inputs.length) return;
     const t = this.t;
+    const mask = this.maskCount;
     const results = this.inputs.map((input) => {
       const want = this.data.slots[Number(input.dataset.slot)].text;
       return normalise(input.value) === normalise(want);
     });
     this._mark(results, new Set());
     const wrong = this.inputs.filter((_, k) => !results[k] && normalise(this.inputs[k].value) !== "");
-    this._record(results);
-    if (!wrong.length) return;
+    if (!wrong.length) return this._record(results);
     // answers that differ in text may still mean the same: ask Python
     this.note.hidden = false;
     this.note.textContent = t.drillAsking;
@@ -299,10 +305,13 @@ class Drill {
         if (!r.error && r.total > 0 && r.passed === r.total) equivalent.add(input);
       }
     } catch {
+      if (mask !== this.maskCount) return; // the learner moved on to another mask meanwhile
       this.note.textContent = t.drillNoPython;
-      return;
+      return this._record(results);
     }
+    if (mask !== this.maskCount) return;
     const final = this.inputs.map((input, k) => results[k] || equivalent.has(input));
+    this._record(final);
     this._mark(final, equivalent);
     this.note.textContent = equivalent.size
       ? t.drillEquivalent([...equivalent].map((i) => i.value.trim()))
@@ -364,6 +373,7 @@ class Drill {
     }
     this.inputs = [];
     this.revealed = true;
+    this.maskCount++; // the attempt is over: a check still waiting on Python is dropped
     this.banner.hidden = true;
     this.note.hidden = true;
   }

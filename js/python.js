@@ -14,7 +14,8 @@ export class PythonRuntime {
     this.worker = null;
     this.loaded = false; // the core runtime is up in the current worker
     this.nextId = 1;
-    this.pending = new Map(); // id -> {handlers, resolve, timer}
+    this.pending = new Map(); // id -> {payload, handlers, resolve, timer, timeoutMs, running}
+    this.cancelled = new Set(); // ids cancelled before they started, until the worker skips them
     this.progressListeners = new Set();
     this.interrupt = null;
   }
@@ -60,14 +61,27 @@ export class PythonRuntime {
       return this._emitProgress({ ready: true });
     }
     const job = this.pending.get(msg.id);
-    if (!job) return;
+    if (!job) return this._receiveCancelled(msg);
     if (msg.type === "started") {
+      job.running = true;
       job.handlers.onStart?.();
       if (job.timeoutMs) job.timer = setTimeout(() => this._timeout(msg.id), job.timeoutMs);
     } else if (msg.type === "stdout") job.handlers.onStdout?.(msg.text);
     else if (msg.type === "stderr") job.handlers.onStderr?.(msg.text);
     else if (msg.type === "event") job.handlers.onEvent?.(msg.data);
     else if (msg.type === "done") this._finish(msg.id, msg);
+  }
+
+  /** A message for a job cancelled while queued: if the worker began it anyway (the cancel
+   * crossed its start), stop it, since nobody waits for it any more. */
+  _receiveCancelled(msg) {
+    if (!this.cancelled.has(msg.id)) return;
+    if (msg.type === "done") return this.cancelled.delete(msg.id);
+    if (msg.type !== "started") return;
+    if (this.interrupt && this.loaded) this.interrupt[0] = 2;
+    setTimeout(() => {
+      if (this.cancelled.delete(msg.id)) this._restart();
+    }, this.interrupt && this.loaded ? 1000 : 0);
   }
 
   _finish(id, outcome) {
@@ -78,16 +92,23 @@ export class PythonRuntime {
     job.resolve({ ...outcome, ...(job.stopReason ?? {}) });
   }
 
+  /** Post a job to the worker. The promise resolves with its outcome; `.id` names it for stop(). */
   _send(payload, handlers = {}, timeoutMs = 0) {
     const id = this.nextId++;
-    const worker = this._spawn();
-    return new Promise((resolve) => {
-      this.pending.set(id, { handlers, resolve, timer: null, timeoutMs });
-      worker.postMessage({ ...payload, id, interrupt: this.interrupt ?? undefined });
-    });
+    let resolve;
+    const promise = new Promise((r) => (resolve = r));
+    this.pending.set(id, { payload, handlers, resolve, timer: null, timeoutMs, running: false });
+    this._post(id);
+    promise.id = id;
+    return promise;
   }
 
-  /** Run a cell. Resolves {ok, error?, offline?, stopped?, timedOut?}. */
+  _post(id) {
+    const { payload } = this.pending.get(id);
+    this._spawn().postMessage({ ...payload, id, interrupt: this.interrupt ?? undefined });
+  }
+
+  /** Run a cell. Resolves {ok, error?, offline?, stopped?, timedOut?, restarted?}. */
   run(code, parts, handlers = {}, timeoutMs = 10000) {
     return this._send({ type: "run", code, parts }, handlers, timeoutMs);
   }
@@ -102,34 +123,47 @@ export class PythonRuntime {
     return this._send({ type: "demo" }, handlers, 0);
   }
 
-  _timeout(id) {
-    this.stop({ timedOut: true, id });
-  }
-
-  /** Stop whatever runs now. Interrupt if possible, else terminate the worker. */
-  stop({ timedOut = false } = {}) {
-    if (this.pending.size === 0) return;
+  /** Stop the job `id` and only it. A queued job is cancelled; the running one is interrupted
+   * where the page is cross-origin isolated, else its worker is terminated (jobs queued behind it
+   * move to a fresh worker). */
+  stop(id, { timedOut = false } = {}) {
+    const job = this.pending.get(id);
+    if (!job) return;
+    const reason = { timedOut, stopped: !timedOut };
+    if (!job.running) {
+      this.cancelled.add(id);
+      this.worker?.postMessage({ type: "cancel", id }); // the worker skips it when its turn comes
+      return this._finish(id, { ok: false, ...reason });
+    }
     if (this.interrupt && this.loaded) {
+      job.stopReason = reason;
       this.interrupt[0] = 2; // SIGINT: Python raises KeyboardInterrupt at the next bytecode
-      const stuck = [...this.pending.keys()];
       setTimeout(() => {
-        if (stuck.some((id) => this.pending.has(id))) this._terminate({ timedOut, stopped: true });
+        if (this.pending.has(id)) this._terminate(id, reason); // stuck in C code: end it anyway
       }, 1000);
-      for (const id of stuck) {
-        const job = this.pending.get(id);
-        if (job) job.stopReason = { timedOut, stopped: !timedOut };
-      }
       return;
     }
-    this._terminate({ timedOut, stopped: !timedOut });
+    this._terminate(id, reason);
   }
 
-  _terminate(reason) {
+  _timeout(id) {
+    this.stop(id, { timedOut: true });
+  }
+
+  /** End the worker and with it job `id`; the jobs queued behind it start again in a new one. */
+  _terminate(id, reason) {
+    this._finish(id, { ok: false, restarted: true, ...reason });
+    this._restart();
+  }
+
+  /** A fresh worker for the pending jobs (none of which had started: one job runs at a time). */
+  _restart() {
     this.worker?.terminate();
     this.worker = null;
     this.loaded = false;
-    for (const id of [...this.pending.keys()]) this._finish(id, { ok: false, ...reason });
+    this.cancelled.clear();
     this._emitProgress({ reset: true });
+    for (const id of this.pending.keys()) this._post(id);
   }
 }
 

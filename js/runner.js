@@ -40,6 +40,8 @@ class Cell {
     this.testText = this.testBlock.querySelector("code").textContent.replace(/\n$/, "");
     this.originalExercise = this.exerciseCode.textContent.replace(/\n$/, "");
     this.blanks = this._makeBlanks();
+    this.generation = 0; // bumped by Reset: a run that ends after it reports nothing
+    this.jobId = null; // the runtime's id of this cell's job while it is pending
     this._buildUi();
     this._restore();
   }
@@ -159,7 +161,10 @@ class Cell {
 
     this.buttons.run.addEventListener("click", () => this.run());
     this.buttons.check.addEventListener("click", () => this.check());
-    this.buttons.stop.addEventListener("click", () => python().then((rt) => rt.stop()));
+    this.buttons.stop.addEventListener("click", () => {
+      this.stopAsked = true; // if the job is not sent yet, _exec stops it as soon as it is
+      python().then((rt) => rt.stop(this.jobId));
+    });
     this.buttons.reset.addEventListener("click", () => this.reset());
     this.buttons.edit.addEventListener("click", () => this.toggleEdit());
     // intent: fetch the runtime before the click lands
@@ -198,18 +203,20 @@ class Cell {
     }
   }
 
-  toggleEdit(on = !this.editing, text = null) {
-    this.editing = on;
+  /** Switch between the blanks and a free editor, which starts from the exercise as filled in
+   * (and keeps its own text afterwards). `focus` is false when a reload restores the mode. */
+  toggleEdit(on = !this.editing, text = null, { focus = true } = {}) {
     if (on) {
-      this.editor.value = text ?? this.editor.value ?? "";
-      if (!this.editor.value) this.editor.value = this.program().code;
+      // read the blanks before switching: program() reads the editor once editing is on
+      this.editor.value = text ?? (this.editor.value || this.program().code);
       this.editor.rows = Math.min(40, lineCount(this.editor.value) + 1);
     }
+    this.editing = on;
     this.editor.hidden = !on;
     this.exerciseBlock.hidden = on;
     this.testBlock.hidden = on;
     this.buttons.edit.textContent = on ? this.t.blanksMode : this.t.edit;
-    if (on) this.editor.focus();
+    if (on && focus) this.editor.focus();
     this._save();
   }
 
@@ -229,25 +236,46 @@ class Cell {
     saveJSON(this.key, state);
   }
 
+  /** Work saved for an older version of the exercise, kept apart until the learner takes it
+   * into the editor or discards it: typing in the new version does not overwrite it. */
+  get previousKey() {
+    return `${this.key}/previous`;
+  }
+
   _restore() {
-    const state = loadJSON(this.key);
-    if (!state) return;
-    if (state.version !== this.version) {
-      const restore = el("button", { type: "button", class: "rl-button md-button", "data-action": "restore-old" }, this.t.restoreOld);
-      restore.addEventListener("click", () => {
-        const old = state.editor ?? this._fill(state.blanks ?? []);
-        this.toggleEdit(true, old);
-        this._notice("");
-      });
-      this._notice(this.t.oldVersion, restore);
-      return;
+    let state = loadJSON(this.key);
+    if (state && state.version !== this.version) {
+      saveJSON(this.previousKey, state);
+      saveJSON(this.key, undefined);
+      state = null;
     }
+    this._offerPrevious();
+    if (!state) return;
     this.blanks.forEach((b, i) => {
       b.value = state.blanks?.[i] ?? "";
       this._fit(b);
     });
     if (state.editor) this.editor.value = state.editor;
-    if (state.editing) this.toggleEdit(true, state.editor);
+    if (state.editing) this.toggleEdit(true, state.editor, { focus: false });
+  }
+
+  _offerPrevious() {
+    const old = loadJSON(this.previousKey);
+    if (!old) return;
+    const button = (action, label, then) => {
+      const b = el("button", { type: "button", class: "rl-button md-button", "data-action": action }, label);
+      b.addEventListener("click", () => {
+        then();
+        saveJSON(this.previousKey, undefined);
+        this._notice("");
+      });
+      return b;
+    };
+    const restore = button("restore-old", this.t.restoreOld, () =>
+      this.toggleEdit(true, old.editor ?? this._fill(old.blanks ?? [])),
+    );
+    const discard = button("discard-old", this.t.discardOld, () => {});
+    this._notice(this.t.oldVersion, restore, discard);
   }
 
   /** The original exercise text with old blank values put in, for an old saved state. */
@@ -264,7 +292,11 @@ class Cell {
   }
 
   reset() {
-    if (this.busy) pythonModule?.then((rt) => rt.stop());
+    this.generation++;
+    if (this.busy) {
+      this.stopAsked = true;
+      pythonModule?.then((rt) => rt.stop(this.jobId));
+    }
     for (const b of this.blanks) {
       b.value = "";
       this._fit(b);
@@ -272,6 +304,7 @@ class Cell {
     this.editor.value = "";
     this.toggleEdit(false);
     saveJSON(this.key, undefined); // forget the saved work (toggleEdit just saved it)
+    saveJSON(this.previousKey, undefined);
     this.output.replaceChildren();
     this.output.hidden = true;
     this._notice("");
@@ -316,6 +349,9 @@ class Cell {
 
   async _exec(kind) {
     const t = this.t;
+    const generation = this.generation;
+    this.stopAsked = false;
+    this.jobId = null;
     this._busy(true, t.waiting);
     const rt = await python();
     this.output.replaceChildren();
@@ -333,25 +369,26 @@ class Cell {
       onStdout: (s) => this._write(s),
       onStderr: (s) => this._write(s, "rl-stderr"),
     };
-    let outcome;
-    if (kind === "run") {
-      const { code, parts } = this.program(true);
-      outcome = await rt.run(code, parts, handlers, this.timeoutMs);
-    } else {
-      const { code, parts } = this.program(false);
-      outcome = await rt.check(this.stem, this.name, code, parts, handlers, Math.max(this.timeoutMs, 20000));
-    }
+    // Check compares many inputs: it gets at least 20 s
+    const limitMs = kind === "run" ? this.timeoutMs : Math.max(this.timeoutMs, 20000);
+    const { code, parts } = this.program(kind === "run");
+    const job = kind === "run" ? rt.run(code, parts, handlers, limitMs) : rt.check(this.stem, this.name, code, parts, handlers, limitMs);
+    this.jobId = job.id;
+    if (this.stopAsked) rt.stop(job.id);
+    const outcome = await job;
     unwatch();
     this.progress.hidden = true;
     this._busy(false);
-    this._report(kind, outcome, started.at ? Math.round(performance.now() - started.at) : 0, rt);
+    if (generation === this.generation) {
+      this._report(kind, outcome, started.at ? Math.round(performance.now() - started.at) : 0, limitMs, rt);
+    }
     return outcome;
   }
 
-  _report(kind, outcome, ms, rt) {
+  _report(kind, outcome, ms, limitMs, rt) {
     const t = this.t;
-    if (outcome.timedOut) return this._write(t.timedOut(this.timeoutMs / 1000) + "\n", "rl-error");
-    if (outcome.stopped) return this._write((rt.started ? t.interrupted : t.stopped) + "\n", "rl-error");
+    if (outcome.timedOut) return this._write(t.timedOut(limitMs / 1000) + "\n", "rl-error");
+    if (outcome.stopped) return this._write((outcome.restarted ? t.stopped : t.interrupted) + "\n", "rl-error");
     if (outcome.offline) return this._write(t.offline(rt.config.packagesUrl) + "\n", "rl-error");
     if (outcome.error) return this._write(t.loadFailed(outcome.error) + "\n", "rl-error");
     if (kind === "check") return this._reportCheck(outcome.result);

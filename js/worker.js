@@ -1,6 +1,7 @@
 // The Python worker: one module Web Worker per page runs Pyodide, so Python never blocks the page.
 //
 // Messages in:  {type: "load"}                                  load the core runtime (prefetch)
+//               {type: "cancel", id}                            skip that job when its turn comes
 //               {type: "run",   id, code, parts, interrupt?}    run a cell, streaming its output
 //               {type: "check", id, stem, name, code, parts}    compare a function with the reference
 //               {type: "demo",  id}                             the toy RLHF run, browser configuration
@@ -22,6 +23,17 @@ let corePromise = null;
 let packagesPromise = null;
 
 const post = (msg) => self.postMessage(msg);
+
+/** The job's last message. Python's streams are flushed first, so that output without a final
+ * newline is the job's own, not the start of the next job's. */
+function done(id, outcome) {
+  try {
+    pyodide?.runPython("import sys\nsys.stdout.flush()\nsys.stderr.flush()");
+  } catch {
+    /* a stream the learner replaced or closed: nothing more to flush */
+  }
+  post({ type: "done", id, ...outcome });
+}
 
 // ---- fetching with progress ------------------------------------------------------------------
 // Pyodide fetches its files itself; wrapping fetch lets the page show which file is coming and
@@ -115,10 +127,22 @@ const NEEDS_PACKAGES = /^\s*(import|from)\s+(torch|numpy|rl_ops_numpy)\b/m;
 
 // ---- running ---------------------------------------------------------------------------------
 
+/** What Python writes to `type` goes to the page as text, as it comes (done() flushes the rest). */
+function stream(type, id, isatty) {
+  const decoder = new TextDecoder(); // one per job: a character split over two writes is kept
+  return {
+    isatty,
+    write: (bytes) => {
+      post({ type, id, text: decoder.decode(bytes, { stream: true }) });
+      return bytes.length;
+    },
+  };
+}
+
 async function prepare(id, code, interrupt) {
   const py = await loadCore();
-  py.setStdout({ batched: (text) => post({ type: "stdout", id, text: text + "\n" }) });
-  py.setStderr({ batched: (text) => post({ type: "stderr", id, text: text + "\n" }) });
+  py.setStdout(stream("stdout", id, true)); // a tty: Python flushes it at every newline
+  py.setStderr(stream("stderr", id, false)); // Python flushes stderr at every newline anyway
   if (NEEDS_PACKAGES.test(code)) await loadPackages();
   if (interrupt) {
     py.setInterruptBuffer(interrupt);
@@ -144,11 +168,11 @@ async function handle(msg) {
       const error = syntaxError(await loadCore(), msg.code, msg.parts);
       if (error && msg.type === "run") {
         post({ type: "stderr", id, text: error });
-        post({ type: "done", id, ok: false });
+        done(id, { ok: false });
         return;
       }
       if (error) {
-        post({ type: "done", id, ok: true, result: { total: 0, passed: 0, failures: [], error } });
+        done(id, { ok: true, result: { total: 0, passed: 0, failures: [], error } });
         return;
       }
     }
@@ -158,11 +182,11 @@ async function handle(msg) {
     if (msg.type === "run") {
       const runner = py.pyimport("rl_ops_numpy.browser.runner");
       const ok = runner.run_cell(msg.code, py.toPy(msg.parts ?? []));
-      post({ type: "done", id, ok });
+      done(id, { ok });
     } else if (msg.type === "check") {
       const checker = py.pyimport("rl_ops_numpy.browser.check");
       const result = checker.check(msg.stem, msg.code, msg.name, py.toPy(msg.parts ?? []));
-      post({ type: "done", id, ok: true, result: result.toJs({ dict_converter: Object.fromEntries }) });
+      done(id, { ok: true, result: result.toJs({ dict_converter: Object.fromEntries }) });
       result.destroy();
     } else if (msg.type === "demo") {
       const demo = py.pyimport("rl_ops_numpy.demo");
@@ -171,25 +195,30 @@ async function handle(msg) {
         metrics.destroy();
       };
       const result = demo.run(demo.BROWSER_CONFIG, onLog);
-      post({ type: "done", id, ok: true, result: result.toJs({ dict_converter: Object.fromEntries }) });
+      done(id, { ok: true, result: result.toJs({ dict_converter: Object.fromEntries }) });
       result.destroy();
     }
   } catch (err) {
     const offline = err instanceof OfflineError || /fetch|network|load package/i.test(String(err?.message));
-    post({ type: "done", id, ok: false, error: String(err?.message ?? err), offline });
+    done(id, { ok: false, error: String(err?.message ?? err), offline });
   } finally {
     // a Stop that arrives as this job ends must not interrupt the next one
     if (msg.interrupt) msg.interrupt[0] = 0;
   }
 }
 
-// One message at a time: Python itself is single-threaded.
+// One message at a time: Python itself is single-threaded. Cancels act at once, on the queue.
 let queue = Promise.resolve();
+const cancelled = new Set();
 self.onmessage = (event) => {
   const msg = event.data;
   if (msg.type === "config") {
     config = msg.config;
     return;
   }
-  queue = queue.then(() => handle(msg));
+  if (msg.type === "cancel") {
+    cancelled.add(msg.id);
+    return;
+  }
+  queue = queue.then(() => (cancelled.delete(msg.id) ? post({ type: "done", id: msg.id, ok: false }) : handle(msg)));
 };

@@ -46,6 +46,34 @@ def test_run_without_numpy_says_so(page):
     assert page.locator("[data-demo] [data-action='run']").is_enabled()
 
 
+# python.js replaced by a stub that counts demo runs and finishes each after a moment
+COUNTING = """
+window.__demos = 0;
+export function runtime() {
+  return {
+    config: {}, prefetch() {}, onProgress() { return () => {}; },
+    demo() {
+      window.__demos++;
+      const job = new Promise((resolve) => setTimeout(() => resolve({ ok: false, stopped: true }), 500));
+      job.id = window.__demos;
+      return job;
+    },
+  };
+}
+"""
+
+
+def test_a_double_click_on_run_starts_one_run(page):
+    page.route(
+        "**/assets/js/python.js",
+        lambda route: route.fulfill(body=COUNTING, content_type="text/javascript"),
+    )
+    page.locator("[data-demo] [data-action='run']").dblclick()
+    page.wait_for_function("window.__demos >= 1")
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__demos") == 1
+
+
 PYODIDE_DIST = os.environ.get("PYODIDE_DIST")
 
 

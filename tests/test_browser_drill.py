@@ -163,6 +163,64 @@ def test_typed_answers_survive_a_reload_and_a_new_mask_starts_empty(page):
     assert all(i.input_value() == "" for i in page.locator(f"{DRILL} input[data-slot]").all())
 
 
+def test_typed_answers_are_kept_when_the_page_is_opened_without_the_mask(page):
+    inputs = page.locator(f"{DRILL} input[data-slot]")
+    inputs.nth(0).fill("kept")
+    seeded = page.evaluate("location.href")  # the seed went in with the first keystroke
+    assert "drill-importance_ratio=" in seeded
+    page.goto(seeded.split("?")[0])  # the language switch and the nav links drop the query
+    page.locator(f"{DRILL} input[data-slot]").first.wait_for()
+    page.goto(seeded)
+    page.locator(f"{DRILL} input[data-slot]").first.wait_for()
+    assert page.locator(f"{DRILL} input[data-slot]").nth(0).input_value() == "kept"
+
+
+# python.js replaced by a stub whose check() says "equivalent" after a delay: Check by meaning
+# without numpy for Pyodide, which this machine cannot fetch
+SLOW_EQUIVALENT = """
+export function runtime() {
+  return { check: () => new Promise((resolve) => setTimeout(
+    () => resolve({ ok: true, result: { total: 3, passed: 3, failures: [], error: null } }),
+    window.__delay ?? 0)) };
+}
+"""
+
+
+def _stub_python(page):
+    page.route(
+        "**/assets/js/python.js",
+        lambda route: route.fulfill(body=SLOW_EQUIVALENT, content_type="text/javascript"),
+    )
+
+
+def test_answers_accepted_by_meaning_are_not_counted_as_misses(page):
+    _stub_python(page)
+    page.locator(f"{DRILL} select").select_option("30")
+    inputs = page.locator(f"{DRILL} input[data-slot]")
+    answers = [_data(page)["slots"][int(i.get_attribute("data-slot"))]["text"] for i in inputs.all()]
+    for k, answer in enumerate(answers):
+        inputs.nth(k).fill(answer if k else "same_meaning")
+    page.locator(f"{DRILL} [data-action='check']").click()
+    page.locator(f"{DRILL} input.rl-equivalent").wait_for()
+    n = len(answers)
+    assert f"{n}/{n} (100%)" in page.locator(f"{DRILL} [data-drill-stats]").inner_text()
+    misses = page.evaluate("JSON.parse(localStorage.getItem('rl-ops/drill/misses') || '{}')")
+    assert answers[0] not in misses
+    assert "100%" in page.locator(f"{DRILL} .rl-drill-meta").inner_text()  # the best score
+
+
+def test_a_late_answer_from_python_does_not_mark_the_next_mask(page):
+    _stub_python(page)
+    page.evaluate("window.__delay = 1500")
+    page.locator(f"{DRILL} select").select_option("50")
+    page.locator(f"{DRILL} input[data-slot]").first.fill("a_different_name")
+    page.locator(f"{DRILL} [data-action='check']").click()
+    page.locator(f"{DRILL} [data-action='refresh']").click()  # before Python answers
+    page.wait_for_timeout(2500)
+    assert page.locator(f"{DRILL} input.rl-wrong, {DRILL} input.rl-equivalent").count() == 0
+    assert "/" not in page.locator(f"{DRILL} [data-drill-stats]").inner_text().split("|")[-1]
+
+
 def test_works_with_python_unreachable_and_says_so(page):
     set_packages_url(page, UNREACHABLE)
     page.locator(f"{DRILL} select").select_option("50")

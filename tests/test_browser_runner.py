@@ -200,9 +200,17 @@ def test_saved_work_of_an_older_exercise_version_is_not_applied_silently(page):
     root = page.locator(CELL)
     assert root.locator("input[data-blank]").nth(0).input_value() == ""
     assert root.locator(".rl-notice").is_visible()
+    # working on the new version does not overwrite the old answers
+    root.locator("input[data-blank]").nth(0).fill("new work")
+    page.reload()
+    root = page.locator(CELL)
+    assert root.locator("input[data-blank]").nth(0).input_value() == "new work"
+    assert root.locator(".rl-notice").is_visible()
     root.locator("[data-action='restore-old']").click()
     text = root.locator("textarea").input_value()
     assert "log_ratio = a - b" in text and "ratio = x.exp()" in text
+    page.reload()
+    assert page.locator(f"{CELL} .rl-notice").is_hidden()  # taken: not offered again
 
 
 def test_offline_numpy_gives_a_clear_message_and_the_page_keeps_working(page):
@@ -252,3 +260,55 @@ def test_pytorch_exercise_runs_and_checks_end_to_end(chromium, built_site):
         total = status.split("/")[1]
         assert status == f"{total}/{total}"
         context.close()
+
+
+def test_edit_starts_from_the_exercise_as_filled_in(page):
+    root = page.locator(CELL)
+    root.locator("input[data-blank]").nth(0).fill("new_logprobs - old_logprobs")
+    root.locator("[data-action='edit']").click()
+    text = root.locator("textarea").input_value()
+    assert "log_ratio = new_logprobs - old_logprobs" in text
+    assert "torch.manual_seed" in text  # the test block comes along
+    root.locator("[data-action='edit']").click()  # back to the blanks, and into the editor again
+    root.locator("[data-action='edit']").click()
+    assert root.locator("textarea").input_value() == text
+
+
+def test_a_reload_in_edit_mode_neither_focuses_nor_scrolls(page):
+    last = page.locator("[data-runner]").last
+    last.locator("[data-action='edit']").click()
+    page.evaluate("window.scrollTo(0, 0)")
+    page.reload()
+    page.wait_for_load_state("networkidle")
+    assert page.locator("[data-runner]").last.locator("textarea").is_visible()
+    assert page.evaluate("window.scrollY") == 0
+    assert page.evaluate("document.activeElement.tagName") != "TEXTAREA"
+
+
+OTHER = "[data-runner='ppo/compute_gae']"
+
+
+def test_output_without_a_final_newline_stays_in_its_own_cell(page):
+    _edit_and_run(page, "print('from A', end='')\n")
+    _wait_output(page, "from A")
+    _wait_idle(page)
+    _edit_and_run(page, "print('from B')\n", cell=OTHER)
+    out = _wait_output(page, "from B", cell=OTHER)
+    assert "from A" not in out
+
+
+def test_a_time_limit_or_a_reset_ends_only_its_own_cell(page):
+    _edit_and_run(page, 'print("warm")\n')
+    _wait_output(page, "warm")
+    _wait_idle(page)
+    page.eval_on_selector(CELL, "el => el.dataset.timeout = '3'")
+    _edit_and_run(page, "while True:\n    pass\n")
+    page.locator(f"{CELL}[data-state='running']").wait_for()
+    # a second cell waits behind the loop; its Reset cancels it and leaves the loop alone
+    _edit_and_run(page, "print('B ran')\n", cell=OTHER)
+    page.locator(OTHER).locator("[data-action='reset']").click()
+    assert page.locator(f"{CELL}[data-state='running']").count() == 1
+    _edit_and_run(page, "print('B ran')\n", cell=OTHER)  # queued again, runs after the limit
+    out = _wait_output(page, "B ran", cell=OTHER)
+    assert "3" not in out and page.locator(f"{OTHER} .rl-error").count() == 0
+    assert "3" in page.locator(f"{CELL} [data-output] .rl-error").inner_text()

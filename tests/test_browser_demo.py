@@ -54,7 +54,8 @@ export function runtime() {
     config: {}, prefetch() {}, onProgress() { return () => {}; },
     demo() {
       window.__demos++;
-      const job = new Promise((resolve) => setTimeout(() => resolve({ ok: false, stopped: true }), 500));
+      const job = new Promise((resolve) =>
+        setTimeout(() => resolve({ ok: false, stopped: true }), 500));
       job.id = window.__demos;
       return job;
     },

@@ -197,7 +197,8 @@ def test_answers_accepted_by_meaning_are_not_counted_as_misses(page):
     _stub_python(page)
     page.locator(f"{DRILL} select").select_option("30")
     inputs = page.locator(f"{DRILL} input[data-slot]")
-    answers = [_data(page)["slots"][int(i.get_attribute("data-slot"))]["text"] for i in inputs.all()]
+    slots = _data(page)["slots"]
+    answers = [slots[int(i.get_attribute("data-slot"))]["text"] for i in inputs.all()]
     for k, answer in enumerate(answers):
         inputs.nth(k).fill(answer if k else "same_meaning")
     page.locator(f"{DRILL} [data-action='check']").click()

@@ -164,6 +164,15 @@ def test_gae_bad_input():
         compute_gae_episode([1.0, 2.0], [0.0, 0.0], next_value=[1.0])
 
 
+def _scan_loop(x, c):
+    """y_t = x_t + c·y_{t+1} along the last axis, one step at a time."""
+    y, acc = np.zeros_like(x), np.zeros(x.shape[:-1])
+    for t in reversed(range(x.shape[-1])):
+        acc = x[..., t] + c * acc
+        y[..., t] = acc
+    return y
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     T=st.integers(1, 300),
@@ -172,11 +181,7 @@ def test_gae_bad_input():
 )
 def test_blockwise_scan_equals_the_plain_loop(T, c, seed):
     x = np.random.default_rng(seed).normal(size=(3, T))
-    y, acc = np.zeros_like(x), np.zeros(3)
-    for t in reversed(range(T)):
-        acc = x[:, t] + c * acc
-        y[:, t] = acc
-    np.testing.assert_allclose(reverse_discounted_sum(x, c), y, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(reverse_discounted_sum(x, c), _scan_loop(x, c), rtol=1e-9, atol=1e-9)
 
 
 def test_float32_gae_stays_float32_and_close_to_float64_at_length_2048():
@@ -194,11 +199,7 @@ def test_float32_gae_stays_float32_and_close_to_float64_at_length_2048():
 def test_blockwise_scan_over_many_blocks_equals_the_plain_loop(T, c):
     # past 256 blocks the sums handed between blocks come from the scan itself, recursively
     x = np.random.default_rng(T).normal(size=(2, T))
-    y, acc = np.zeros_like(x), np.zeros(2)
-    for t in reversed(range(T)):
-        acc = x[:, t] + c * acc
-        y[:, t] = acc
-    np.testing.assert_allclose(reverse_discounted_sum(x, c), y, rtol=1e-9, atol=1e-8)
+    np.testing.assert_allclose(reverse_discounted_sum(x, c), _scan_loop(x, c), rtol=1e-9, atol=1e-8)
 
 
 @pytest.mark.parametrize("layout", ["fortran", "strided", "fortran mask"])

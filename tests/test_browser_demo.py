@@ -71,7 +71,7 @@ def test_a_double_click_on_run_starts_one_run(page):
     )
     page.locator("[data-demo] [data-action='run']").dblclick()
     page.wait_for_function("window.__demos >= 1")
-    page.wait_for_timeout(300)
+    page.wait_for_timeout(300)  # time for a second run to start, if the second click made one
     assert page.evaluate("window.__demos") == 1
 
 

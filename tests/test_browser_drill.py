@@ -179,9 +179,10 @@ def test_typed_answers_are_kept_when_the_page_is_opened_without_the_mask(page):
 # without numpy for Pyodide, which this machine cannot fetch
 SLOW_EQUIVALENT = """
 export function runtime() {
-  return { check: () => new Promise((resolve) => setTimeout(
-    () => resolve({ ok: true, result: { total: 3, passed: 3, failures: [], error: null } }),
-    window.__delay ?? 0)) };
+  return { check: () => new Promise((resolve) => setTimeout(() => {
+    resolve({ ok: true, result: { total: 3, passed: 3, failures: [], error: null } });
+    window.__answered = (window.__answered ?? 0) + 1;
+  }, window.__delay ?? 0)) };
 }
 """
 
@@ -217,7 +218,8 @@ def test_a_late_answer_from_python_does_not_mark_the_next_mask(page):
     page.locator(f"{DRILL} input[data-slot]").first.fill("a_different_name")
     page.locator(f"{DRILL} [data-action='check']").click()
     page.locator(f"{DRILL} [data-action='refresh']").click()  # before Python answers
-    page.wait_for_timeout(2500)
+    page.wait_for_function("window.__answered >= 1", timeout=10_000)
+    page.evaluate("() => new Promise((r) => setTimeout(r))")  # the drill has taken the answer
     assert page.locator(f"{DRILL} input.rl-wrong, {DRILL} input.rl-equivalent").count() == 0
     assert "/" not in page.locator(f"{DRILL} [data-drill-stats]").inner_text().split("|")[-1]
 

@@ -163,7 +163,7 @@ class Drill {
    * seed in the URL now; otherwise the first keystroke does. */
   apply(seed, { focus = true, keep = true } = {}) {
     this.seed = seed >>> 0;
-    this.maskCount = (this.maskCount ?? 0) + 1; // a check still waiting on Python was for another
+    this.attempt = (this.attempt ?? 0) + 1; // a new attempt: a check still waiting on Python is dropped
     this.spans.forEach((span, i) => span.replaceWith((this.spans[i] = this.originals[i].cloneNode(true))));
     const chosen = pick(this.seed, this.candidates, this.masked);
     this.inputs = chosen.map((slot, k) => {
@@ -284,7 +284,7 @@ class Drill {
   async check() {
     if (this.revealed || !this.inputs.length) return;
     const t = this.t;
-    const mask = this.maskCount;
+    const attempt = this.attempt;
     const results = this.inputs.map((input) => {
       const want = this.data.slots[Number(input.dataset.slot)].text;
       return normalise(input.value) === normalise(want);
@@ -305,11 +305,11 @@ class Drill {
         if (!r.error && r.total > 0 && r.passed === r.total) equivalent.add(input);
       }
     } catch {
-      if (mask !== this.maskCount) return; // the learner moved on to another mask meanwhile
+      if (attempt !== this.attempt) return; // the learner moved on to another mask meanwhile
       this.note.textContent = t.drillNoPython;
       return this._record(results);
     }
-    if (mask !== this.maskCount) return;
+    if (attempt !== this.attempt) return;
     const final = this.inputs.map((input, k) => results[k] || equivalent.has(input));
     this._record(final);
     this._mark(final, equivalent);
@@ -373,7 +373,7 @@ class Drill {
     }
     this.inputs = [];
     this.revealed = true;
-    this.maskCount++; // the attempt is over: a check still waiting on Python is dropped
+    this.attempt++; // the attempt is over: a check still waiting on Python is dropped
     this.banner.hidden = true;
     this.note.hidden = true;
   }

@@ -1,6 +1,7 @@
 # The two commands a newcomer needs are `make serve` and `make test`; each installs what it needs.
 # Other targets: `make site` (build into site/), `make bench`, `make golden` (rewrite expected
-# outputs after changing a lesson), `make lint`, `make clean`.
+# outputs after changing a lesson), `make lint`, `make lock` (re-resolve requirements.lock),
+# `make clean`.
 
 SHELL := /bin/bash
 VENV := .venv
@@ -10,31 +11,35 @@ export NO_MKDOCS_2_WARNING := 1
 # markdown-katex must find npm's fast `katex` CLI, not its slow bundled binary
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-# PyTorch (tests only) is pinned to 2.13.0. Where PyTorch's CPU index answers, take the CPU wheel
-# from it; a bare pin on PyPI would pull a multi-GB CUDA build. Here the wheel comes from local disk.
-TORCH := torch==2.13.0
+# Every Python package comes from requirements.lock: pinned, with hashes (`make lock` rewrites
+# it from the groups in pyproject.toml). PyTorch is its CPU build (tests only): where PyTorch's
+# CPU index answers, pip takes the wheel from it; here pip's configured find-links hold it. A bare
+# `torch` from PyPI would be a multi-GB CUDA build, which the lock's hash refuses.
+PIP_VERSION := 26.3
+UV_VERSION := 0.13.9
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+INSTALL := $(PY) -m pip install --quiet --require-hashes -c requirements.lock
 
-.PHONY: serve test site bench golden lint clean deps browser
+.PHONY: serve test site bench golden lint lock clean deps browser
 
 # ---- installation (each step runs again only when its inputs change) -------------------------
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet 'pip==$(PIP_VERSION)'
 
-$(VENV)/.deps-docs: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[docs]'
+$(VENV)/.deps-docs: requirements.lock pyproject.toml | $(PY)
+	$(INSTALL) --group docs
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
-$(VENV)/.deps-test: pyproject.toml $(VENV)/.deps-docs
+$(VENV)/.deps-test: requirements.lock pyproject.toml $(VENV)/.deps-docs
 	if $(PY) -c "import urllib.request as u; u.urlopen('$(TORCH_CPU_INDEX)/torch/', timeout=5)" \
 	    2>/dev/null; then \
-	  $(PY) -m pip install --quiet '$(TORCH)' --extra-index-url $(TORCH_CPU_INDEX); \
+	  $(INSTALL) --group test --extra-index-url $(TORCH_CPU_INDEX); \
 	else \
-	  $(PY) -m pip install --quiet '$(TORCH)'; \
+	  $(INSTALL) --group test; \
 	fi
-	$(PY) -m pip install --quiet -e '.[test,docs]'
 	touch $@
 
 node_modules/.package-lock.json: package-lock.json
@@ -75,6 +80,16 @@ golden: $(VENV)/.deps-test
 
 lint: $(VENV)/.deps-test
 	$(PY) -m ruff check .
+
+# Re-resolve every Python package (newest versions the ranges in pyproject.toml allow) into
+# requirements.lock, for CPython 3.11 on x86-64 Linux, with the hashes of every file of each pin.
+LOCK_TORCH = $(if $(PIP_FIND_LINKS),--find-links $(PIP_FIND_LINKS),--extra-index-url \
+	$(TORCH_CPU_INDEX) --index-strategy unsafe-best-match)
+lock: | $(PY)
+	$(PY) -m pip install --quiet 'uv==$(UV_VERSION)'
+	$(VENV)/bin/uv pip compile --group test --generate-hashes --python-version 3.11 \
+	  --python-platform x86_64-manylinux_2_28 --index-url https://pypi.org/simple $(LOCK_TORCH) \
+	  --custom-compile-command "make lock" --quiet -o requirements.lock
 
 clean:
 	rm -rf site .cache dist build *.egg-info .pytest_cache .ruff_cache

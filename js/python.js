@@ -18,6 +18,7 @@ export class PythonRuntime {
     this.cancelled = new Set(); // ids cancelled before they started, until the worker skips them
     this.progressListeners = new Set();
     this.interrupt = null;
+    this.workers = 0; // workers started so far: a restart shows here (the tests read it)
   }
 
   /** Listen to loading progress: fn({stage, loaded, total, ready}). Returns an unsubscribe. */
@@ -33,6 +34,7 @@ export class PythonRuntime {
   _spawn() {
     if (this.worker) return this.worker;
     this.worker = new Worker(workerURL, { type: "module" });
+    this.workers++;
     this.loaded = false;
     this.interrupt = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
     this.worker.onmessage = (event) => this._receive(event.data);

@@ -1,8 +1,11 @@
 """Expected outputs on the pages are golden files written by running the lesson code.
 
 ``python -m tests.golden --write`` (or ``make golden``) runs every lesson file with real PyTorch
-and writes what it prints to ``docs/<lesson>/<name>.out``; the pages include those files. The test
-below fails when a file is stale, so no number on a page can drift from the code.
+and writes what it prints to ``docs/<lesson>/<name>.out``; the pages include those files.
+``python -m tests.golden`` checks them instead (exit status 1 when one is stale), and with
+``--layer`` runs the lessons under the browser's torch layer: what a reader's browser prints.
+The tests run both, also under other CPU kernels, so no number on a page drifts from the code or
+depends on the machine.
 """
 
 from __future__ import annotations
@@ -22,27 +25,35 @@ def golden_path(lesson: Lesson) -> Path:
     return lesson.path.with_suffix(".out")
 
 
-def run_lesson(lesson: Lesson) -> str:
-    """Run the whole lesson file (solution + test block) with real torch; return its stdout."""
+def run_lesson(lesson: Lesson, layer: bool = False) -> str:
+    """Run the whole lesson file (solution + test block) and return its stdout: with real torch,
+    or with the browser's torch layer registered as ``torch``."""
     out = io.StringIO()
     namespace = {"__name__": "__main__"}
-    with contextlib.redirect_stdout(out):
-        exec(compile(lesson.text, str(lesson.path), "exec"), namespace)
+    code = compile(lesson.text, str(lesson.path), "exec")
+    with contextlib.ExitStack() as stack:
+        if layer:
+            from rl_ops_numpy.browser import torch_layer_installed
+
+            stack.enter_context(torch_layer_installed())
+        stack.enter_context(contextlib.redirect_stdout(out))
+        exec(code, namespace)
     return out.getvalue()
 
 
-def main() -> None:
-    write = "--write" in sys.argv
+def main() -> int:
+    write, layer = "--write" in sys.argv, "--layer" in sys.argv
     stale = []
     for lesson in find_lessons(ROOT / "docs"):
-        path, now = golden_path(lesson), run_lesson(lesson)
+        path, now = golden_path(lesson), run_lesson(lesson, layer=layer)
         if not path.exists() or path.read_text(encoding="utf-8") != now:
             stale.append(path.relative_to(ROOT))
-            if write:
+            if write and not layer:
                 path.write_text(now, encoding="utf-8")
-    verb = "wrote" if write else "stale"
+    verb = "wrote" if write and not layer else "differs" if layer else "stale"
     print("\n".join(f"{verb}: {p}" for p in stale) or "all golden outputs are current")
+    return 0 if write or not stale else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

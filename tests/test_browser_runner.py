@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -50,6 +49,14 @@ def _wait_output(page, text: str, cell: str = CELL, timeout: int = OUTPUT_TIMEOU
     return page.locator(f"{cell} [data-output]").inner_text()
 
 
+def _workers_started(page) -> int:
+    """How many Python workers the page's runtime has started (the same module instance)."""
+    return page.evaluate("""async () => {
+        const src = document.querySelector('script[src*="runner.js"]').src;
+        return (await import(new URL('python.js', src))).runtime().workers;
+    }""")
+
+
 def _wait_idle(page, cell: str = CELL, timeout: int = OUTPUT_TIMEOUT) -> None:
     page.wait_for_function(
         "sel => !document.querySelector(sel + ' [data-action=run]').disabled",
@@ -80,11 +87,11 @@ def test_run_plain_python_shows_progress_then_output(page):
     assert "hello from the cell" in out
     _wait_idle(page)
     assert page.locator(f"{CELL} .rl-progress").is_hidden()
-    # a second run starts at once
-    start = time.perf_counter()
+    # a second run reuses the loaded runtime: no new worker, no progress bar
     _edit_and_run(page, 'print("again")\n')
-    _wait_output(page, "again", timeout=5_000)
-    assert time.perf_counter() - start < 3
+    _wait_output(page, "again")
+    assert _workers_started(page) == 1
+    assert page.locator(f"{CELL} .rl-progress").is_hidden()
     assert not page.errors
 
 
@@ -116,14 +123,10 @@ def test_runaway_loop_is_stopped_by_the_time_limit_and_the_page_stays_responsive
     page.wait_for_function(
         f'document.querySelector("{CELL} [data-action=stop]").disabled === false'
     )
-    # the main thread answers while Python spins in the worker
-    lag = page.evaluate("""() => new Promise(r => {
-        const t = performance.now(); setTimeout(() => r(performance.now() - t), 50); })""")
-    assert lag < 500
-    page.locator(CELL).locator("textarea").press("End")  # typing still works
-    start = time.perf_counter()
+    # the main thread answers while Python spins in the worker: a timer fires, typing works
+    assert page.evaluate("() => new Promise(r => setTimeout(() => r(true), 50))")
+    page.locator(CELL).locator("textarea").press("End")
     page.locator(f"{CELL} [data-output] .rl-error").wait_for(timeout=20_000)
-    assert time.perf_counter() - start < 8
     assert "3" in page.locator(f"{CELL} [data-output] .rl-error").inner_text()  # the limit, in s
     _wait_idle(page)
     _edit_and_run(page, 'print("after the limit")\n')
@@ -136,10 +139,8 @@ def test_stop_ends_a_runaway_loop_and_the_next_run_works(page):
     _wait_idle(page)
     _edit_and_run(page, "while True:\n    pass\n")
     page.locator(f"{CELL}[data-state='running']").wait_for()
-    start = time.perf_counter()
     page.locator(f"{CELL} [data-action='stop']").click()
-    _wait_idle(page, timeout=5_000)
-    assert time.perf_counter() - start < 2.5
+    _wait_idle(page)
     assert page.locator(f"{CELL} [data-output] .rl-error").count() == 1
     _edit_and_run(page, 'print("alive")\n')
     _wait_output(page, "alive")
@@ -161,10 +162,9 @@ def test_stop_interrupts_in_place_when_cross_origin_isolated(chromium, built_sit
         out = _wait_output(page, "已停止。", timeout=5_000)
         assert "重启" not in out
         _wait_idle(page)
-        start = time.perf_counter()
         _edit_and_run(page, 'print("same runtime")\n')
-        _wait_output(page, "same runtime", timeout=5_000)
-        assert time.perf_counter() - start < 2  # no reload: the runtime survived
+        _wait_output(page, "same runtime")
+        assert _workers_started(page) == 1  # no restart: the runtime survived the interrupt
         context.close()
 
 
@@ -215,12 +215,10 @@ def test_saved_work_of_an_older_exercise_version_is_not_applied_silently(page):
 
 def test_offline_numpy_gives_a_clear_message_and_the_page_keeps_working(page):
     set_packages_url(page, UNREACHABLE)
-    start = time.perf_counter()
     page.locator(CELL).locator("input[data-blank]").nth(0).fill("new_logprobs - old_logprobs")
     page.locator(CELL).locator("input[data-blank]").nth(1).fill("log_ratio.exp()")
     page.locator(f"{CELL} [data-action='run']").click()
     out = _wait_output(page, "numpy", timeout=40_000)
-    assert time.perf_counter() - start < 30
     assert "127.0.0.1:9" in out
     _wait_idle(page)
     # plain Python still runs, and the rest of the page still works

@@ -3,7 +3,8 @@
 Pyodide has no PyTorch, so the site registers this package as ``torch`` (see
 ``rl_ops_numpy.browser.install_torch``) and the lessons' PyTorch code runs unchanged. It offers
 what the lessons use, and what learners commonly write instead, with torch's CPU semantics:
-dtypes and promotion, printing, and a bit-exact ``manual_seed`` + ``randn``/``rand``. Anything
+dtypes and promotion, errors, printing, and torch's generator behind ``manual_seed`` +
+``randn``/``rand``; values exact or within a stated bound on every CPU (``kernels``). Anything
 else raises ``Unsupported`` (a NotImplementedError) naming what was asked for.
 """
 

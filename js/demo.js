@@ -167,11 +167,13 @@ class Demo {
       this.status.textContent = t.demoDone(((performance.now() - started) / 1000).toFixed(1));
       this._showWords(outcome.result.eval, t.demoYourWords);
     } else {
-      const message = outcome.offline
-        ? t.offline(rt.config.packagesUrl)
-        : outcome.stopped || outcome.timedOut
+      const failure = outcome.failure;
+      const message =
+        outcome.stopped || outcome.timedOut
           ? t.stopped
-          : t.loadFailed(outcome.error);
+          : failure?.kind === "load"
+            ? t.loadFailed(failure.what, failure.message, failure.offline)
+            : t.exerciseError(failure?.message ?? "");
       this.status.textContent = "";
       this.error.hidden = false;
       this.error.textContent = message;

@@ -300,7 +300,7 @@ class Drill {
       const { runtime } = await import("./python.js");
       for (const input of wrong) {
         const outcome = await runtime().check(this.data.stem, this.data.function, this._program(input), null, {}, 20000);
-        if (outcome.offline || outcome.error || outcome.timedOut || outcome.stopped) throw new Error(outcome.error || "offline");
+        if (outcome.failure || outcome.timedOut || outcome.stopped) throw new Error(outcome.failure?.message ?? "stopped");
         const r = outcome.result;
         if (!r.error && r.total > 0 && r.passed === r.total) equivalent.add(input);
       }

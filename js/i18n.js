@@ -22,9 +22,10 @@ const STRINGS = {
     stopped: "已停止：Python 运行时已重启，下次运行会重新加载。",
     interrupted: "已停止。",
     timedOut: (s) => `超过时间限制（${s} 秒），已停止。是不是有死循环？`,
-    offline: (url) =>
-      `无法下载 numpy（${url}）。可能处于离线状态，或 CDN 被拦截。页面上不需要 Python 的功能（阅读、提示、答案、随机挖空的精确检查）照常可用。`,
-    loadFailed: (msg) => `Python 运行时加载失败：${msg}`,
+    loadFailed: (what, msg, offline) =>
+      `无法加载 ${what}（${msg}）。${offline ? "你现在似乎处于离线状态。" : ""}` +
+      "页面上不需要 Python 的功能（阅读、提示、答案、随机挖空的精确检查）照常可用；下次运行会重试。",
+    exerciseError: (msg) => `出错的是本站自己的代码，不是你的代码（欢迎反馈）：\n${msg}`,
     checkPassed: (n) => `全部 ${n} 组随机输入都与参考实现一致。`,
     checkFailed: (bad, n) => `${n} 组随机输入中有 ${bad} 组与参考实现不一致：`,
     checkCase: (i) => `第 ${i} 组`,
@@ -87,11 +88,12 @@ const STRINGS = {
     stopped: "Stopped: the Python runtime was restarted and will load again on the next run.",
     interrupted: "Stopped.",
     timedOut: (s) => `Stopped after the ${s} s time limit. Is there an endless loop?`,
-    offline: (url) =>
-      `Could not download numpy (${url}). You may be offline, or the CDN is blocked. Everything that does not need Python (reading, hints, answers, the drill's exact checking) still works.`,
-    loadFailed: (msg) => `The Python runtime failed to load: ${msg}`,
+    loadFailed: (what, msg, offline) =>
+      `Could not load ${what} (${msg}).${offline ? " You seem to be offline." : ""} ` +
+      "Everything that does not need Python (reading, hints, answers, the drill's exact checking) still works; the next run tries again.",
+    exerciseError: (msg) => `The site's own code raised an error, not yours (please report it):\n${msg}`,
     checkPassed: (n) => `All ${n} random inputs agree with the reference.`,
-    checkFailed: (bad, n) => `${bad} of ${n} random inputs disagree with the reference:`,
+    checkFailed: (bad, n) => `${bad} of ${n} random inputs ${plural(bad, "disagrees", "disagree")} with the reference:`,
     checkCase: (i) => `Case ${i}`,
     inputs: "Inputs",
     expected: "Expected",
@@ -110,7 +112,7 @@ const STRINGS = {
     drillScore: (c, m) => `score ${c}/${m} (${Math.round((100 * c) / m)}%)`,
     drillBlankLabel: (k, n, line) => `Blank ${k} of ${n} (line ${line})`,
     drillSeed: (seed) => `Mask seed ${seed} (kept in the URL, so you can share it)`,
-    drillRecord: (best, n) => (n ? `Best ${best}% · ${n} attempts` : "No attempts yet"),
+    drillRecord: (best, n) => (n ? `Best ${best}% · ${n} ${plural(n, "attempt", "attempts")}` : "No attempts yet"),
     drillResetRecord: "Reset record",
     drillAsking: "Some answers differ from the original text; checking with Python whether they mean the same…",
     drillNoPython: "Python is unavailable right now: only exact matches are counted.",
@@ -132,6 +134,13 @@ const STRINGS = {
     demoYourWords: "What each model writes in your run",
   },
 };
+
+const englishPlural = new Intl.PluralRules("en");
+
+/** The English word for a count: `one` for 1, `other` otherwise. */
+function plural(n, one, other) {
+  return englishPlural.select(n) === "one" ? one : other;
+}
 
 function mb(bytes) {
   return (bytes / 1e6).toFixed(1);

@@ -8,7 +8,7 @@
 const workerURL = new URL("./worker.js", import.meta.url);
 
 export class PythonRuntime {
-  /** @param {{packagesUrl: string, wheelUrl: string, numpyTimeoutMs?: number}} config */
+  /** @param {{indexURL: string, wheelUrl: string, numpyTimeoutMs?: number}} config */
   constructor(config) {
     this.config = { numpyTimeoutMs: 20000, ...config };
     this.worker = null;
@@ -39,8 +39,13 @@ export class PythonRuntime {
     this.interrupt = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
     this.worker.onmessage = (event) => this._receive(event.data);
     this.worker.onerror = (event) => {
+      // a worker that failed is never reused: the next job starts a fresh one
       const message = event.message || "the Python worker failed to start";
-      for (const id of [...this.pending.keys()]) this._finish(id, { ok: false, error: message });
+      const failure = { kind: "load", what: "worker.js", message };
+      this.worker?.terminate();
+      this.worker = null;
+      this.loaded = false;
+      for (const id of [...this.pending.keys()]) this._finish(id, { ok: false, failure });
       this._emitProgress({ stage: "", error: message });
     };
     this.worker.postMessage({ type: "config", config: this.config });
@@ -110,7 +115,7 @@ export class PythonRuntime {
     this._spawn().postMessage({ ...payload, id, interrupt: this.interrupt ?? undefined });
   }
 
-  /** Run a cell. Resolves {ok, error?, offline?, stopped?, timedOut?, restarted?}. */
+  /** Run a cell. Resolves {ok, failure?, stopped?, timedOut?, restarted?}. */
   run(code, parts, handlers = {}, timeoutMs = 10000) {
     return this._send({ type: "run", code, parts }, handlers, timeoutMs);
   }
@@ -178,7 +183,7 @@ export function runtime() {
   const cfg = el ? JSON.parse(el.textContent) : {};
   const base = new URL(cfg.base ?? "./", location.href);
   shared = new PythonRuntime({
-    packagesUrl: cfg.packagesUrl,
+    indexURL: new URL(cfg.pyodide ?? "assets/pyodide/", base).href,
     wheelUrl: new URL(cfg.wheel, base).href,
     numpyTimeoutMs: cfg.numpyTimeoutMs ?? 20000,
   });

@@ -389,8 +389,11 @@ class Cell {
     const t = this.t;
     if (outcome.timedOut) return this._write(t.timedOut(limitMs / 1000) + "\n", "rl-error");
     if (outcome.stopped) return this._write((outcome.restarted ? t.stopped : t.interrupted) + "\n", "rl-error");
-    if (outcome.offline) return this._write(t.offline(rt.config.packagesUrl) + "\n", "rl-error");
-    if (outcome.error) return this._write(t.loadFailed(outcome.error) + "\n", "rl-error");
+    const failure = outcome.failure;
+    if (failure?.kind === "load") {
+      return this._write(t.loadFailed(failure.what, failure.message, failure.offline) + "\n", "rl-error");
+    }
+    if (failure) return this._write(t.exerciseError(failure.message) + "\n", "rl-error");
     if (kind === "check") return this._reportCheck(outcome.result);
     this.status.textContent = outcome.ok ? t.finished(ms) : t.failed;
   }

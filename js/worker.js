@@ -1,6 +1,7 @@
 // The Python worker: one module Web Worker per page runs Pyodide, so Python never blocks the page.
 //
-// Messages in:  {type: "load"}                                  load the core runtime (prefetch)
+// Messages in:  {type: "config", config}                       where Python comes from
+//               {type: "load"}                                  load the core runtime (prefetch)
 //               {type: "cancel", id}                            skip that job when its turn comes
 //               {type: "run",   id, code, parts, interrupt?}    run a cell, streaming its output
 //               {type: "check", id, stem, name, code, parts}    compare a function with the reference
@@ -8,16 +9,16 @@
 // Messages out: {type: "progress", stage, loaded, total}        what is being fetched, and how far
 //               {type: "ready"} · {type: "started", id} · {type: "stdout"|"stderr", id, text}
 //               {type: "event", id, data}                        a value a Python callback emitted
-//               {type: "done", id, ok, result?, error?, offline?}
+//               {type: "done", id, ok, result?, failure?}        failure: {kind, what?, message, offline?}
 //
-// Pyodide's core comes from this site (assets/pyodide/); numpy from `packagesUrl` (the official
-// CDN of the same version, or a self-hosted distribution); rl_ops_numpy from the wheel the site
-// build made. numpy and the wheel are fetched only when code needs them.
+// A failure's kind is "load" (a file of the runtime could not be fetched or started: `what` names
+// it) or "error" (Python raised while running the site's own code, e.g. the checker). Errors in
+// the learner's code are not failures: they are the run's stderr.
+//
+// Pyodide (core, numpy) comes from `config.indexURL`: this site's assets/pyodide/ by default;
+// rl_ops_numpy from the wheel the site build made. numpy and the wheel load only when needed.
 
-import { loadPyodide } from "../pyodide/pyodide.mjs";
-
-const coreURL = new URL("../pyodide/", import.meta.url).href;
-let config = null; // {packagesUrl, wheelUrl, numpyTimeoutMs}
+let config = null; // {indexURL, wheelUrl, numpyTimeoutMs}
 let pyodide = null;
 let corePromise = null;
 let packagesPromise = null;
@@ -39,12 +40,21 @@ function done(id, outcome) {
 // Pyodide fetches its files itself; wrapping fetch lets the page show which file is coming and
 // how many bytes of it have arrived.
 const rawFetch = self.fetch.bind(self);
+let lastFailedFetch = null; // the file whose download failed last: what a load failure names
+const fileName = (url) => decodeURIComponent(String(url).split("?")[0].split("/").pop());
 self.fetch = async (input, init) => {
   const url = input instanceof Request ? input.url : String(input);
-  const name = decodeURIComponent(url.split("?")[0].split("/").pop());
+  const name = fileName(url);
   post({ type: "progress", stage: name, loaded: 0, total: 0 });
-  const response = await rawFetch(input, init);
+  let response;
+  try {
+    response = await rawFetch(input, init);
+  } catch (err) {
+    lastFailedFetch = name;
+    throw err;
+  }
   const total = Number(response.headers.get("content-length")) || 0;
+  if (!response.ok) lastFailedFetch = `${name} (HTTP ${response.status})`;
   if (!response.body || !response.ok) return response;
   let loaded = 0;
   let last = 0;
@@ -70,32 +80,49 @@ self.fetch = async (input, init) => {
 
 // ---- loading ---------------------------------------------------------------------------------
 
-function loadCore() {
+/** A failure to load part of the runtime: `what` names the file or package. */
+class LoadError extends Error {
+  constructor(what, message) {
+    super(message);
+    this.what = what;
+  }
+}
+
+async function loadCore() {
   corePromise ??= (async () => {
     post({ type: "progress", stage: "pyodide.asm.wasm", loaded: 0, total: 0 });
-    const wheel = rawFetch(config.wheelUrl).then((r) => {
-      if (!r.ok) throw new Error(`${config.wheelUrl}: HTTP ${r.status}`);
-      return r.arrayBuffer();
-    });
-    pyodide = await loadPyodide({
-      indexURL: coreURL,
-      lockFileURL: coreURL + "pyodide-lock.json",
-      packageBaseUrl: config.packagesUrl,
-    });
+    const wheel = rawFetch(config.wheelUrl)
+      .then((r) => {
+        if (!r.ok) throw new Error(`HTTP ${r.status}`);
+        return r.arrayBuffer();
+      })
+      .catch((err) => {
+        throw new LoadError(fileName(config.wheelUrl), String(err?.message ?? err));
+      });
+    try {
+      const { loadPyodide } = await import(config.indexURL + "pyodide.mjs");
+      pyodide = await loadPyodide({
+        indexURL: config.indexURL,
+        lockFileURL: config.indexURL + "pyodide-lock.json",
+      });
+    } catch (err) {
+      throw new LoadError(lastFailedFetch ?? "pyodide.mjs", String(err?.message ?? err));
+    }
     // rl_ops_numpy's pure-Python parts (the cell runner) work before numpy arrives
     pyodide.unpackArchive(await wheel, "wheel");
     post({ type: "ready" });
     return pyodide;
   })();
+  corePromise.catch(() => {
+    corePromise = null; // a later run tries again (the network may be back)
+  });
   return corePromise;
 }
-
-class OfflineError extends Error {}
 
 function withTimeout(promise, ms, what) {
   let timer;
   const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new OfflineError(`${what}: no answer after ${ms / 1000} s`)), ms);
+    timer = setTimeout(() => reject(new LoadError(what, `no answer after ${ms / 1000} s`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -105,6 +132,7 @@ function loadPackages() {
   packagesPromise ??= (async () => {
     const py = await loadCore();
     const messages = [];
+    lastFailedFetch = null;
     await withTimeout(
       py.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (m) => messages.push(m) }),
       config.numpyTimeoutMs,
@@ -113,7 +141,7 @@ function loadPackages() {
     try {
       py.pyimport("numpy"); // loadPackage logs failures instead of throwing: check the import
     } catch {
-      throw new OfflineError(messages.join("\n") || "numpy could not be loaded");
+      throw new LoadError(lastFailedFetch ?? "numpy", messages.join("\n") || "numpy could not be imported");
     }
     py.runPython("from rl_ops_numpy.browser import install_torch; install_torch()");
   })();
@@ -199,8 +227,11 @@ async function handle(msg) {
       result.destroy();
     }
   } catch (err) {
-    const offline = err instanceof OfflineError || /fetch|network|load package/i.test(String(err?.message));
-    done(id, { ok: false, error: String(err?.message ?? err), offline });
+    const failure =
+      err instanceof LoadError
+        ? { kind: "load", what: err.what, message: err.message, offline: self.navigator.onLine === false }
+        : { kind: "error", message: String(err?.message ?? err) };
+    done(id, { ok: false, failure });
   } finally {
     // a Stop that arrives as this job ends must not interrupt the next one
     if (msg.interrupt) msg.interrupt[0] = 0;

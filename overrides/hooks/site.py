@@ -30,6 +30,8 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files, InclusionLevel
 
+from site_build import pyodide_dist
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 GEN = ROOT / ".cache" / "gen"
 NODE = ROOT / "node_modules"
@@ -196,11 +198,6 @@ ASSETS = [
     (NODE / "katex" / "dist", "fonts/*.woff2", "assets/katex"),
     (NODE / "uplot" / "dist", "uPlot.esm.js", "assets/uplot"),
     (NODE / "uplot" / "dist", "uPlot.min.css", "assets/uplot"),
-    (NODE / "pyodide", "pyodide.mjs", "assets/pyodide"),
-    (NODE / "pyodide", "pyodide.asm.mjs", "assets/pyodide"),
-    (NODE / "pyodide", "pyodide.asm.wasm", "assets/pyodide"),
-    (NODE / "pyodide", "python_stdlib.zip", "assets/pyodide"),
-    (NODE / "pyodide", "pyodide-lock.json", "assets/pyodide"),
 ]
 
 
@@ -274,6 +271,7 @@ def demo_widget(sample: dict) -> str:
 
 _folders: dict[str, tuple[str, list[Lesson]]] = {}
 _wheel: list[Path] = []
+_pyodide: list[tuple[str, Path]] = []  # (name, source) of each file under assets/pyodide/
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
@@ -282,11 +280,17 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     _folders.clear()
     _folders.update(lesson_folders(config))
     write_views(_folders)
-    version = json.loads((NODE / "pyodide" / "package.json").read_text())["version"]
+    # Python in the browser: this site's own Pyodide (verified, see site_build.pyodide_dist),
+    # or a full distribution elsewhere when extra.pyodide_url names one
+    version = pyodide_dist.version()
     config.extra["pyodide_version"] = version
-    config.extra["pyodide_packages_url"] = config.extra["pyodide_packages_url"].format(
-        version=version
-    )
+    config.extra["pyodide_url"] = (config.extra.get("pyodide_url") or "").format(version=version)
+    if not config.extra["pyodide_url"]:
+        try:
+            _pyodide[:] = list(pyodide_dist.files().items())
+        except pyodide_dist.DistError as err:
+            raise PluginError(f"Pyodide: {err}") from err
+        _write(GEN / "pyodide" / "pyodide-lock.json", pyodide_dist.site_lock())
     _write(GEN / "s21" / "demo.widget.html", demo_widget(demo_sample()))
     wheel = build_wheel()
     _wheel[:] = [wheel]
@@ -304,6 +308,10 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         for path in matches:
             _add(files, config, f"{dest_dir}/{path.relative_to(src_dir).as_posix()}", path)
     _add(files, config, f"assets/wheels/{_wheel[0].name}", _wheel[0])
+    if _pyodide:
+        lock = ("pyodide-lock.json", GEN / "pyodide" / "pyodide-lock.json")
+        for name, source in [*_pyodide, lock]:
+            _add(files, config, f"assets/pyodide/{name}", source)
     for folder in _folders:
         for name in ("exercise.py", "solution.py"):
             _add(files, config, f"{folder}/{name}", GEN / "downloads" / folder / name)

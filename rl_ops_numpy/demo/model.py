@@ -135,7 +135,8 @@ def _scatter_rows(index: np.ndarray, grad: np.ndarray, n_rows: int) -> np.ndarra
     than ``np.add.at`` or a one-hot matrix product at these sizes.
     """
     K = grad.shape[1]  # columns
-    cells = (index[:, None] * K + np.arange(K)).reshape(-1)  # [N·K] flat cell of each entry
+    # [N·K] flat cell of each entry; bincount takes np.intp (int32 on wasm32, as in Pyodide)
+    cells = (index[:, None] * K + np.arange(K)).reshape(-1).astype(np.intp)
     return np.bincount(cells, weights=grad.reshape(-1), minlength=n_rows * K).reshape(n_rows, K)
 
 
@@ -294,11 +295,12 @@ class ValueHead:
           \frac{\partial}{\partial c} = \sum_t g_t$$
         """
         g = (grad_v * batch.mask).reshape(-1)
+        prev, pos = batch.prev.reshape(-1).astype(np.intp), batch.pos.reshape(-1).astype(np.intp)
         return {
             # ∂/∂U[i] = Σ_{t: x_{t−1} = i} g_t
-            "U": np.bincount(batch.prev.reshape(-1), weights=g, minlength=V),
+            "U": np.bincount(prev, weights=g, minlength=V),
             # ∂/∂Q[j] = Σ_{t: t = j} g_t
-            "Q": np.bincount(batch.pos.reshape(-1), weights=g, minlength=self.max_len + 1),
+            "Q": np.bincount(pos, weights=g, minlength=self.max_len + 1),
             "c": np.array([g.sum()]),
         }
 

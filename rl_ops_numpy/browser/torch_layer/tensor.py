@@ -1087,13 +1087,13 @@ def _keep(out: np.ndarray, axes: tuple[int, ...], keepdim: bool) -> np.ndarray:
 
 
 def _arg_extreme(x: np.ndarray, axis: int, largest: bool) -> np.ndarray:
-    """Index of the first max (or min) along axis; a NaN counts as the extreme, as in torch."""
+    """Index (int64, as torch's; NumPy gives intp, int32 on wasm32) of the first max (or min)
+    along axis; a NaN counts as the extreme, as in torch."""
+    plain = np.argmax(x, axis=axis) if largest else np.argmin(x, axis=axis)
     nan = np.isnan(x) if x.dtype.kind == "f" else None
     if nan is not None and nan.any():
-        first_nan = np.argmax(nan, axis=axis)
-        plain = np.argmax(x, axis=axis) if largest else np.argmin(x, axis=axis)
-        return np.where(np.any(nan, axis=axis), first_nan, plain)
-    return np.argmax(x, axis=axis) if largest else np.argmin(x, axis=axis)
+        plain = np.where(np.any(nan, axis=axis), np.argmax(nan, axis=axis), plain)
+    return np.asarray(plain).astype(np.int64)
 
 
 def _is_bool(value: Any) -> bool:

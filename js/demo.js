@@ -195,6 +195,7 @@ class Demo {
         return i >= 0 ? series[metric][i] : null;
       });
       this.plots[id].setData([xs, this.sample[p][metric], ys]);
+      this.boxes[id].dataset.livePoints = String(ys.filter((y) => y !== null).length);
     }
   }
 }

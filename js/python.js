@@ -6,6 +6,9 @@
 // worker and starting a fresh one on the next run. The page never waits on Python.
 
 const workerURL = new URL("./worker.js", import.meta.url);
+// how long an interrupted job may take to end before its worker is replaced (a loaded machine
+// can take a second to deliver the interrupt; C code never sees it)
+const INTERRUPT_GRACE_MS = 3000;
 
 export class PythonRuntime {
   /** @param {{indexURL: string, wheelUrl: string, numpyTimeoutMs?: number}} config */
@@ -88,7 +91,7 @@ export class PythonRuntime {
     if (this.interrupt && this.loaded) this.interrupt[0] = 2;
     setTimeout(() => {
       if (this.cancelled.delete(msg.id)) this._restart();
-    }, this.interrupt && this.loaded ? 1000 : 0);
+    }, this.interrupt && this.loaded ? INTERRUPT_GRACE_MS : 0);
   }
 
   _finish(id, outcome) {
@@ -147,7 +150,7 @@ export class PythonRuntime {
       this.interrupt[0] = 2; // SIGINT: Python raises KeyboardInterrupt at the next bytecode
       setTimeout(() => {
         if (this.pending.has(id)) this._terminate(id, reason); // stuck in C code: end it anyway
-      }, 1000);
+      }, INTERRUPT_GRACE_MS);
       return;
     }
     this._terminate(id, reason);

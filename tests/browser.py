@@ -2,7 +2,9 @@
 benchmarks and `python -m tests.browser shot` (screenshots for review).
 
 Debian's ``chromium`` is driven by Playwright's Python package (Playwright's own browser
-download does not work offline); the flags keep it from calling any other host.
+download does not work offline). The flags keep it from calling any other host: no background
+services, and no host name resolves, so every request but those to the local server fails;
+``new_page`` also records any such request, for the tests to assert there was none.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import shutil
 import socketserver
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
@@ -28,11 +31,15 @@ FLAGS = [
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",  # only the local server
 ]
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
     extra_headers: ClassVar[dict[str, str]] = {}
+    # a network to emulate (for benchmarks): round-trip latency and bandwidth
+    latency: ClassVar[float] = 0.0  # seconds before each response
+    bytes_per_second: ClassVar[float] = 0.0  # 0: as fast as the machine goes
 
     extensions_map: ClassVar[dict[str, str]] = {
         **http.server.SimpleHTTPRequestHandler.extensions_map,
@@ -46,6 +53,20 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         for name, value in self.extra_headers.items():
             self.send_header(name, value)
         super().end_headers()
+
+    def send_head(self):
+        if self.latency:
+            time.sleep(self.latency)
+        return super().send_head()
+
+    def copyfile(self, source, outputfile) -> None:
+        if not self.bytes_per_second:
+            return super().copyfile(source, outputfile)
+        chunk = 16 * 1024
+        while block := source.read(chunk):
+            outputfile.write(block)
+            time.sleep(len(block) / self.bytes_per_second)
+        return None
 
     def log_message(self, *args) -> None:  # keep test output quiet
         pass
@@ -64,9 +85,20 @@ ISOLATED = {
 
 
 @contextlib.contextmanager
-def serve(directory: Path = SITE, headers: dict[str, str] | None = None) -> Iterator[str]:
-    """Serve ``directory`` on 127.0.0.1 (a free port), with extra ``headers``; yield the URL."""
-    handler_class = type("Handler", (_Handler,), {"extra_headers": headers or {}})
+def serve(
+    directory: Path = SITE,
+    headers: dict[str, str] | None = None,
+    *,
+    latency: float = 0.0,
+    mbit_per_second: float = 0.0,
+) -> Iterator[str]:
+    """Serve ``directory`` on 127.0.0.1 (a free port), with extra ``headers``; yield the URL.
+    ``latency`` (s) and ``mbit_per_second`` emulate a network, for benchmarks."""
+    handler_class = type("Handler", (_Handler,), {
+        "extra_headers": headers or {},
+        "latency": latency,
+        "bytes_per_second": mbit_per_second * 1e6 / 8,
+    })
     handler = functools.partial(handler_class, directory=str(directory))
     server = _Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -78,26 +110,32 @@ def serve(directory: Path = SITE, headers: dict[str, str] | None = None) -> Iter
         server.server_close()
 
 
-UNREACHABLE = "http://127.0.0.1:9/unreachable/"  # a closed port: fails at once, like offline
+def new_page(browser, url: str | None = None, **context_options):
+    """A page in a fresh context, with ``page.errors`` (uncaught exceptions) and
+    ``page.foreign`` (requests to anything but the page's own server) recorded.
 
-# the reason the end-to-end tests with numpy skip here
-NO_PYODIDE_DIST = (
-    "needs a full Pyodide distribution (with numpy) at $PYODIDE_DIST; numpy for Pyodide is not "
-    "on PyPI or npm and the CDN is unreachable here"
-)
+    The site's service worker is blocked unless ``service_workers="allow"`` is given
+    (test_browser_offline does): requests it answered would bypass the tests' routes."""
+    context_options.setdefault("service_workers", "block")
+    context = browser.new_context(**context_options)
+    page = context.new_page()
+    page.errors, page.foreign = [], []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+
+    def record(request) -> None:
+        if not request.url.startswith(("http://127.0.0.1:", "data:", "blob:")):
+            page.foreign.append(request.url)
+
+    context.on("request", record)
+    if url:
+        page.goto(url)
+        page.wait_for_load_state("networkidle")
+    return page
 
 
-def set_packages_url(page, url: str) -> None:
-    """Point the page's Python runtime at another package index (before it starts)."""
-    page.evaluate(
-        """(url) => {
-            const el = document.getElementById('rl-config');
-            const cfg = JSON.parse(el.textContent);
-            cfg.packagesUrl = url.endsWith('/') ? url : url + '/';
-            el.textContent = JSON.stringify(cfg);
-        }""",
-        url,
-    )
+def fail_downloads(page, pattern: str = "**/assets/pyodide/numpy-*.whl") -> None:
+    """Make every download matching ``pattern`` fail as if the network were gone."""
+    page.context.route(pattern, lambda route: route.abort("internetdisconnected"))
 
 
 def chromium_path() -> str | None:

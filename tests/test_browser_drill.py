@@ -1,4 +1,5 @@
-"""The MLM drill in headless Chromium: counts, masks, seeds, scoring, and no Python needed."""
+"""The MLM drill in headless Chromium: counts, masks, seeds, scoring, no Python needed for exact
+matches, and the page's real Python deciding answers that differ in text."""
 
 from __future__ import annotations
 
@@ -8,26 +9,22 @@ import re
 
 import pytest
 
-from .browser import UNREACHABLE, set_packages_url
+from .browser import fail_downloads, new_page
 
 DRILL = "[data-drill='importance_ratio']"
 
 
 def _open(chromium, url):
-    context = chromium.new_context()
-    page = context.new_page()
-    page.errors = []
-    page.on("pageerror", lambda e: page.errors.append(str(e)))
-    page.goto(url)
+    page = new_page(chromium, url)
     page.locator("[data-drill] input[data-slot]").first.wait_for()
-    return context, page
+    return page.context, page
 
 
 @pytest.fixture
 def page(chromium, site_url):
     context, page = _open(chromium, f"{site_url}/ppo/")
     yield page
-    assert not page.errors
+    assert not page.errors and not page.foreign, (page.errors, page.foreign)
     context.close()
 
 
@@ -225,7 +222,7 @@ def test_a_late_answer_from_python_does_not_mark_the_next_mask(page):
 
 
 def test_works_with_python_unreachable_and_says_so(page):
-    set_packages_url(page, UNREACHABLE)
+    fail_downloads(page)
     page.locator(f"{DRILL} select").select_option("50")
     data = _data(page)
     inputs = page.locator(f"{DRILL} input[data-slot]").all()
@@ -253,3 +250,37 @@ def test_records_attempts_and_best_score(page):
     page.locator(f"{DRILL} [data-action='reset-record']").click()
     meta = page.locator(f"{DRILL} .rl-drill-meta").inner_text()
     assert "0%" not in meta
+
+
+def test_python_decides_answers_that_differ_in_text(chromium, site_url):
+    """With the page's real Python: "1 / 2" for 0.5 means the same (accepted), "0.6" does not."""
+    drill = "[data-drill='kl_estimators']"
+    for seed in range(1, 64):  # a mask at 50% that hides the 0.5 of K2
+        page = new_page(chromium, f"{site_url}/ppo/?drill-kl_estimators={seed:x}.50.d")
+        data = json.loads(page.locator(f"{drill} script").text_content())
+        target = next(i for i, s in enumerate(data["slots"]) if s["text"] == "0.5")
+        if page.locator(f"{drill} input[data-slot='{target}']").count():
+            break
+        page.context.close()
+    inputs = page.locator(f"{drill} input[data-slot]")
+
+    def answer_and_check(typed: str) -> None:
+        for k in range(inputs.count()):
+            slot = int(inputs.nth(k).get_attribute("data-slot"))
+            inputs.nth(k).fill(typed if slot == target else data["slots"][slot]["text"])
+        page.locator(f"{drill} [data-action='check']").click()
+        page.wait_for_function(
+            "sel => { const n = document.querySelector(sel); return !n.hidden &&"
+            " !n.textContent.endsWith('…'); }",
+            arg=f"{drill} .rl-drill-note", timeout=120_000,
+        )
+
+    blank = page.locator(f"{drill} input[data-slot='{target}']")
+    answer_and_check("1 / 2")
+    assert "rl-equivalent" in blank.get_attribute("class")
+    assert "(100%)" in page.locator(f"{drill} [data-drill-stats]").inner_text()
+    page.locator(f"{drill} [data-action='retry']").click()
+    answer_and_check("0.6")
+    assert "rl-wrong" in blank.get_attribute("class")
+    assert not page.errors and not page.foreign
+    page.context.close()

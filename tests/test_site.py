@@ -215,9 +215,9 @@ def test_chinese_search_index_splits_chinese_words(built_site):
 
 
 def test_the_lessons_listed_in_mkdocs_yml_are_exactly_the_lesson_files():
-    import yaml
+    from mkdocs.utils.yaml import yaml_load
 
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = yaml_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     listed = {
         f"{folder}/{name}"
         for folder, spec in config["extra"]["lessons"].items()
@@ -272,3 +272,20 @@ def test_per_exercise_time_limits_come_from_mkdocs_yml(built_site):
         r'data-timeout="15"[^>]*data-runner="ppo/compute_gae"', html
     )
     assert 'data-runner="ppo/importance_ratio"' in html and 'data-timeout="10"' in html
+
+
+def test_site_url_comes_from_the_environment_for_canonical_links_and_the_sitemap(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    url = "https://learner.example.org/rl-ops/"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": url}
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+        cwd=ROOT, env=env, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    html = (tmp_path / "ppo" / "index.html").read_text(encoding="utf-8")
+    assert f'<link rel="canonical" href="{url}ppo/">' in html
+    assert f"<loc>{url}en/ppo/</loc>" in (tmp_path / "sitemap.xml").read_text(encoding="utf-8")

@@ -193,7 +193,7 @@ def write_views(folders: dict[str, tuple[str, list[Lesson]]]) -> None:
 
 # (source folder, glob, destination folder in the site)
 ASSETS = [
-    (ROOT / "js", "*.js", "assets/js"),
+    (ROOT / "js", "[!s]*.js", "assets/js"),  # all but sw.js, which on_post_build writes
     (NODE / "katex" / "dist", "katex.min.css", "assets/katex"),
     (NODE / "katex" / "dist", "fonts/*.woff2", "assets/katex"),
     (NODE / "uplot" / "dist", "uPlot.esm.js", "assets/uplot"),
@@ -331,6 +331,49 @@ def on_post_page(output: str, page, config: MkDocsConfig) -> str:
     """
     head, sep, body = output.partition("</head>")
     return _HEAD_ALTERNATE.sub("", head) + sep + body
+
+
+def _tree_digest(folder: Path, skip: Path | None = None) -> str:
+    """A short hash of every file under ``folder`` (names and bytes)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p != skip):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _search_files(site: Path) -> list[str]:
+    """What Material's search worker fetches: the index, and the lunr scripts its languages need
+    (Material's rule: the stemmer support, one script per language but English, lunr.multi for
+    several, a segmenter for ja/hi/th)."""
+    index = site / "search" / "search_index.json"
+    if not index.exists():
+        return []
+    langs = json.loads(index.read_text(encoding="utf-8"))["config"]["lang"]
+    lunr = "assets/javascripts/lunr"
+    files = ["search/search_index.json", f"{lunr}/min/lunr.stemmer.support.min.js"]
+    files += [f"{lunr}/tinyseg.js" for lang in langs if lang == "ja"]
+    files += [f"{lunr}/wordcut.js" for lang in langs if lang in ("hi", "th")]
+    files += [f"{lunr}/min/lunr.{lang}.min.js" for lang in langs if lang != "en"]
+    files += [f"{lunr}/min/lunr.multi.min.js"] if len(langs) > 1 else []
+    return [f for f in files if (site / f).exists()]
+
+
+def on_post_build(config: MkDocsConfig) -> None:
+    """Write the service worker (js/sw.js) to the site's root, versioned by this build: BUILD
+    hashes everything the build wrote, RUNTIME the Python runtime's files alone; PRECACHE lists
+    what search needs offline (its worker fetches it before the service worker can see it)."""
+    site = Path(config.site_dir)
+    if not (site / "assets" / "js").is_dir():
+        return  # mkdocs-static-i18n's build of another language into a subfolder
+    sw = site / "sw.js"
+    runtime = hashlib.sha256()
+    for folder in ("assets/pyodide", "assets/wheels"):
+        if (site / folder).is_dir():
+            runtime.update(_tree_digest(site / folder).encode())
+    text = (ROOT / "js" / "sw.js").read_text(encoding="utf-8")
+    text = text.replace("__RUNTIME__", runtime.hexdigest()[:16])
+    text = text.replace('["__PRECACHE__"]', json.dumps(_search_files(site)))
+    sw.write_text(text.replace("__BUILD__", _tree_digest(site, skip=sw)), encoding="utf-8")
 
 
 def on_shutdown() -> None:

@@ -1,0 +1,19 @@
+// On every page: register the service worker (sw.js at the site's root) that keeps the pages
+// visited and the Python runtime for offline use (see js/sw.js). A page that loaded before the
+// worker took control hands it the URLs it used, so this very page works offline too.
+
+const config = JSON.parse(document.getElementById("rl-config")?.textContent || "{}");
+
+if ("serviceWorker" in navigator && window.isSecureContext && config.base) {
+  const base = new URL(config.base, location.href);
+  const controlled = Boolean(navigator.serviceWorker.controller);
+  navigator.serviceWorker.register(new URL("sw.js", base)).catch(() => {
+    /* no offline copy (private mode, disabled storage): the site works as before */
+  });
+  if (!controlled) {
+    navigator.serviceWorker.ready.then((registration) => {
+      const urls = [location.href, ...performance.getEntriesByType("resource").map((e) => e.name)];
+      registration.active?.postMessage({ type: "cache", urls });
+    });
+  }
+}

@@ -1,0 +1,89 @@
+"""Every exercise, end to end in Chromium, on both languages' pages, with the Python the site
+serves (Pyodide and numpy from the built site, nothing from another host).
+
+For each exercise: its blanks filled from the answers, Run prints exactly the page's expected
+output; Check passes; a wrong last blank makes Check fail and show the failing case. One page per
+language and lesson folder is shared by its exercises, so Python loads once per page.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .browser import new_page
+from .conftest import LESSONS
+from .golden import golden_path
+
+TIMEOUT = 120_000  # ms: a cold Pyodide start with numpy, on a loaded two-core machine
+LANGUAGES = {"zh": "", "en": "en/"}
+
+
+def one_line(answer: str) -> str:
+    """An answer as a learner types it into a one-line blank (brackets join its lines)."""
+    return " ".join(answer.split())
+
+
+@pytest.fixture(scope="module")
+def pages(chromium, site_url):
+    """(language, lesson folder) -> a page, opened on first use and kept for the module."""
+    opened: dict[tuple[str, str], object] = {}
+
+    def get(lang: str, folder: str):
+        if (lang, folder) not in opened:
+            opened[lang, folder] = new_page(chromium, f"{site_url}/{LANGUAGES[lang]}{folder}/")
+        return opened[lang, folder]
+
+    yield get
+    for page in opened.values():
+        assert not page.errors and not page.foreign, (page.errors, page.foreign)
+        page.context.close()
+
+
+def _fill(cell, answers: list[str]) -> None:
+    blanks = cell.locator("input[data-blank]")
+    assert blanks.count() == len(answers)
+    for k, answer in enumerate(answers):
+        blanks.nth(k).fill(one_line(answer))
+
+
+def _press(page, cell, action: str) -> str:
+    """Click Run or Check and wait until the cell is idle again; return its output."""
+    cell.locator(f"[data-action='{action}']").click()
+    page.wait_for_function(
+        "el => el.dataset.state === 'idle' && el.querySelector('[data-output]').textContent",
+        arg=cell.element_handle(),
+        timeout=TIMEOUT,
+    )
+    return cell.locator("[data-output]").text_content()
+
+
+CASES = [(lang, stem) for lang in LANGUAGES for stem in sorted(LESSONS)]
+
+
+@pytest.mark.parametrize(("lang", "stem"), CASES, ids=[f"{lang}-{s}" for lang, s in CASES])
+def test_exercise_runs_to_its_expected_output_and_check_tells_right_from_wrong(pages, lang, stem):
+    lesson = LESSONS[stem]
+    page = pages(lang, stem.split("/")[0])
+    cell = page.locator(f"[data-runner='{stem}']")
+    cell.scroll_into_view_if_needed()
+    answers = [b.answer for b in lesson.blanks]
+    _fill(cell, answers)
+
+    out = _press(page, cell, "run")
+    assert out == golden_path(lesson).read_text(encoding="utf-8")
+    # the page shows the same expected output under the cell
+    assert out.strip() in [t.strip() for t in page.locator("pre code").all_text_contents()]
+
+    _press(page, cell, "check")
+    status = cell.locator(".rl-status").text_content()
+    total = status.split("/")[-1]
+    assert status == f"{total}/{total}" and int(total) > 0
+
+    _fill(cell, [*answers[:-1], f"({one_line(answers[-1])}) * 1.5"])
+    out = _press(page, cell, "check")
+    passed, total = map(int, cell.locator(".rl-status").text_content().split("/"))
+    assert passed < total
+    # the failing case, with its inputs, the expected and the learner's values
+    assert cell.locator("[data-output] .rl-error").count() == 1
+    first_input = lesson.function.args.args[0].arg
+    assert f"{first_input} = " in out and "values differ" in out

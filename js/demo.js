@@ -6,7 +6,8 @@
 
 import uPlot from "../uplot/uPlot.esm.js";
 import { el } from "./dom.js";
-import { strings } from "./i18n.js";
+import { describeOutcome, strings } from "./i18n.js";
+import { python } from "./runtime.js";
 
 // [chart id, phase, metric]
 const CHARTS = [
@@ -63,13 +64,9 @@ class Demo {
     this.error = el("pre", { class: "rl-output", hidden: "", "data-output": "" });
     this.root.append(bar, this.progress, this.grid, this.error, this.words);
     this.runButton.addEventListener("click", () => this.run());
-    this.runButton.addEventListener("pointerenter", () => this._runtime().then((rt) => rt.prefetch()));
-    this.stopButton.addEventListener("click", () => this._runtime().then((rt) => rt.stop(this.jobId)));
+    this.runButton.addEventListener("pointerenter", () => python().then((rt) => rt.prefetch(), () => {}));
+    this.stopButton.addEventListener("click", () => python().then((rt) => rt.stop(this.job), () => {}));
     this._showWords(this.sample.eval, this.t.demoSampleWords);
-  }
-
-  _runtime() {
-    return import("./python.js").then((m) => m.runtime());
   }
 
   _width() {
@@ -137,47 +134,56 @@ class Demo {
     this.words.append(table);
   }
 
+  /** Train in the page's Python. Loading, offline and failure each say what happened, and Run
+   * stays the way out (it tries again). */
   async run() {
     const t = this.t;
     if (this.runButton.disabled) return;
     this.runButton.disabled = true; // before any await: a double click starts one run
-    const rt = await this._runtime();
+    this.error.hidden = true;
+    this.status.textContent = t.loading;
+    let rt;
+    try {
+      rt = await python();
+    } catch (err) {
+      return this._fail(t.loadFailed("python.js", String(err?.message ?? err), !navigator.onLine));
+    }
     this.live = { ppo: {}, dpo: {} };
     this._draw();
-    this.error.hidden = true;
     this.stopButton.disabled = false;
     this.progress.hidden = false;
     this.progress.removeAttribute("value");
-    this.status.textContent = t.loading;
     const started = performance.now();
     const unwatch = rt.onProgress((p) => {
       if (p.stage) this.status.textContent = t.fetching(p.stage, p.loaded, p.total);
     });
     const job = rt.demo({
-      onStart: () => (this.status.textContent = t.running),
+      onState: (state) => state === "running" && (this.status.textContent = t.running),
       onEvent: (e) => this._onLog(e),
     });
-    this.jobId = job.id;
-    const outcome = await job;
+    this.job = job;
+    const outcome = await job.done;
     unwatch();
+    this.job = null;
+    this.stopButton.disabled = true;
+    this.progress.hidden = true;
+    if (outcome.state === "done") {
+      this.runButton.disabled = false;
+      this.status.textContent = t.demoDone(((performance.now() - started) / 1000).toFixed(1));
+      this._showWords(outcome.result.eval, t.demoYourWords);
+      return;
+    }
+    const said = describeOutcome(outcome, t);
+    this._fail(outcome.state === "stopped" ? t.stopped : said?.text ?? t.failed);
+  }
+
+  _fail(message) {
     this.runButton.disabled = false;
     this.stopButton.disabled = true;
     this.progress.hidden = true;
-    if (outcome.ok) {
-      this.status.textContent = t.demoDone(((performance.now() - started) / 1000).toFixed(1));
-      this._showWords(outcome.result.eval, t.demoYourWords);
-    } else {
-      const failure = outcome.failure;
-      const message =
-        outcome.stopped || outcome.timedOut
-          ? t.stopped
-          : failure?.kind === "load"
-            ? t.loadFailed(failure.what, failure.message, failure.offline)
-            : t.exerciseError(failure?.message ?? "");
-      this.status.textContent = "";
-      this.error.hidden = false;
-      this.error.textContent = message;
-    }
+    this.status.textContent = "";
+    this.error.hidden = false;
+    this.error.textContent = message;
   }
 
   _onLog({ phase, step, total, metrics }) {

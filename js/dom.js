@@ -1,5 +1,6 @@
-// Small helpers every widget shares: building elements (text only ever through textContent) and
-// keeping JSON in localStorage, where a full or disabled storage never breaks the page.
+// Small helpers every widget shares: building elements (text only ever through textContent),
+// keeping JSON in localStorage without ever losing what is there, and an output area that takes
+// any amount of text without blocking the page.
 
 /** A new element with string attributes and, optionally, text. */
 export function el(tag, attrs = {}, text = "") {
@@ -9,21 +10,111 @@ export function el(tag, attrs = {}, text = "") {
   return node;
 }
 
-/** The JSON stored under `key`, or `fallback` when there is none (or it cannot be read). */
-export function loadJSON(key, fallback = null) {
+// ---- storage ---------------------------------------------------------------------------------
+
+/**
+ * What is stored under `key`: `{value}` (parsed, and accepted by `valid`), `{missing: true}`,
+ * or `{unreadable: raw}` when it is not JSON or not what `valid` accepts. An unreadable value is
+ * moved aside to `<key>/unreadable/<time>` (never overwritten, never lost) before this returns,
+ * so the widget can start afresh and say so.
+ */
+export function readJSON(key, valid = () => true) {
+  let raw;
   try {
-    return JSON.parse(localStorage.getItem(key)) ?? fallback;
+    raw = localStorage.getItem(key);
   } catch {
-    return fallback;
+    return { missing: true }; // storage disabled: as if nothing were saved
   }
+  if (raw === null) return { missing: true };
+  try {
+    const value = JSON.parse(raw);
+    if (valid(value)) return { value };
+  } catch {
+    /* not JSON: set aside below */
+  }
+  try {
+    localStorage.setItem(`${key}/unreadable/${Date.now()}`, raw);
+    localStorage.removeItem(key);
+  } catch {
+    /* cannot even set it aside (storage full): leave it where it is */
+  }
+  return { unreadable: raw };
 }
 
-/** Store `value` as JSON under `key`; `undefined` removes the key. */
+/** The JSON stored under `key` and accepted by `valid`, or `fallback`. */
+export function loadJSON(key, fallback = null, valid = () => true) {
+  const read = readJSON(key, valid);
+  return "value" in read && read.value !== null ? read.value : fallback;
+}
+
+/** Store `value` as JSON under `key` (`undefined` removes it). False when storage refused it
+ * (full, or disabled): the caller tells the learner their work was not saved. */
 export function saveJSON(key, value) {
   try {
     if (value === undefined) localStorage.removeItem(key);
     else localStorage.setItem(key, JSON.stringify(value));
+    return true;
   } catch {
-    /* storage full or disabled: the widget still works, it just forgets */
+    return false;
+  }
+}
+
+/** A plain object (not null, not an array). */
+export const isRecord = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+
+// ---- output ----------------------------------------------------------------------------------
+
+const PAINT_MS = 100; // how often new output is written into the page
+
+/**
+ * A <pre> that takes text at any rate and writes it into the page a few times a second, one
+ * element per stretch of the same kind, so a flood of output never blocks the page. (The worker
+ * caps what one run sends.)
+ */
+export class OutputView {
+  constructor(pre) {
+    this.pre = pre;
+    this.pending = [];
+    this.timer = null;
+  }
+
+  /** Queue `text`; `cls` marks its kind ("rl-stderr", "rl-error", …). */
+  write(text, cls = "") {
+    if (!text) return;
+    const last = this.pending[this.pending.length - 1];
+    if (last && last[0] === cls) last[1] += text;
+    else this.pending.push([cls, text]);
+    this.timer ??= setTimeout(() => this.flush(), PAINT_MS);
+  }
+
+  /** Write what is queued now. */
+  flush() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    if (!this.pending.length) return;
+    this.pre.hidden = false;
+    for (const [cls, text] of this.pending) {
+      const last = this.pre.lastElementChild;
+      if (last && (last.getAttribute("class") ?? "") === cls) {
+        last.append(text);
+        continue;
+      }
+      const span = el("span", cls ? { class: cls } : {});
+      span.textContent = text;
+      this.pre.append(span);
+    }
+    this.pending = [];
+  }
+
+  clear() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.pending = [];
+    this.pre.replaceChildren();
+    this.pre.hidden = true;
+  }
+
+  get text() {
+    return this.pre.textContent + this.pending.map(([, t]) => t).join("");
   }
 }

@@ -6,8 +6,9 @@
 // and can be shared. Exact answers are decided here at once; other answers can be accepted "by
 // meaning" by the Python worker, loaded only then.
 
-import { el, loadJSON, saveJSON } from "./dom.js";
+import { el, isRecord, loadJSON, saveJSON } from "./dom.js";
 import { strings } from "./i18n.js";
+import { python } from "./runtime.js";
 
 const RATIOS = [0.1, 0.15, 0.2, 0.3, 0.5];
 const STORE = "rl-ops/drill/";
@@ -44,6 +45,13 @@ function pick(seed, candidates, m) {
 
 const normalise = (s) => s.trim().replace(/\s+/g, " ");
 
+// what the drill keeps in localStorage, checked whenever it is read (readJSON sets aside the rest)
+const count = (n) => Number.isInteger(n) && n >= 0;
+const validMisses = (v) => isRecord(v) && Object.values(v).every(count);
+const missed = (misses, text) => (Object.hasOwn(misses, text) ? misses[text] : 0);
+const validRecord = (v) =>
+  isRecord(v) && count(v.attempts) && (v.best === null || (Number.isFinite(v.best) && v.best >= 0 && v.best <= 100));
+
 // ---- one drill -------------------------------------------------------------------------------
 
 class Drill {
@@ -68,7 +76,7 @@ class Drill {
     // the first mask goes into the URL once the learner starts on it (or came from the URL)
     this.apply(fromUrl ? this.seed : this._weakSeed(), { focus: false, keep: Boolean(fromUrl) });
     // what was typed into this very mask comes back; a page opened without it keeps it stored
-    if (fromUrl) this._restoreTyped(loadJSON(this.typedKey, null));
+    if (fromUrl) this._restoreTyped(loadJSON(this.typedKey, null, isRecord));
   }
 
   get candidates() {
@@ -138,9 +146,9 @@ class Drill {
 
   /** Among a few fresh seeds, the one whose mask holds the most tokens this learner has missed. */
   _weakSeed() {
-    const misses = loadJSON(MISSES, {});
+    const misses = loadJSON(MISSES, {}, validMisses);
     const weight = (seed) =>
-      pick(seed, this.candidates, this.masked).reduce((w, i) => w + (misses[this.data.slots[i].text] || 0), 0);
+      pick(seed, this.candidates, this.masked).reduce((w, i) => w + missed(misses, this.data.slots[i].text), 0);
     let best = freshSeed();
     if (!Object.keys(misses).length) return best;
     let bestWeight = weight(best);
@@ -164,6 +172,7 @@ class Drill {
   apply(seed, { focus = true, keep = true } = {}) {
     this.seed = seed >>> 0;
     this.attempt = (this.attempt ?? 0) + 1; // a new attempt: a check still waiting on Python is dropped
+    this.recorded = false; // its first check goes into the record
     this.spans.forEach((span, i) => span.replaceWith((this.spans[i] = this.originals[i].cloneNode(true))));
     const chosen = pick(this.seed, this.candidates, this.masked);
     this.inputs = chosen.map((slot, k) => {
@@ -264,14 +273,14 @@ class Drill {
   }
 
   _showMeta() {
-    const record = loadJSON(STORE + this.data.stem, { best: null, attempts: 0 });
+    const record = loadJSON(STORE + this.data.stem, { best: null, attempts: 0 }, validRecord);
     this.seedLine.replaceChildren();
     const seed = el("span", { class: "rl-drill-seed" }, this.t.drillSeed(this.seed.toString(16)));
     const rec = el("span", {}, this.t.drillRecord(record.best, record.attempts));
     const reset = el("button", { type: "button", class: "rl-linkbutton", "data-action": "reset-record" }, this.t.drillResetRecord);
     reset.addEventListener("click", () => {
       saveJSON(STORE + this.data.stem, undefined);
-      const misses = loadJSON(MISSES, {});
+      const misses = loadJSON(MISSES, {}, validMisses);
       for (const s of this.data.slots) delete misses[s.text];
       saveJSON(MISSES, misses);
       this._showMeta();
@@ -282,7 +291,8 @@ class Drill {
   // ---- checking ------------------------------------------------------------------------------
 
   async check() {
-    if (this.revealed || !this.inputs.length) return;
+    // one check at a time: clicks and Ctrl+Enter while Python decides are not new attempts
+    if (this.revealed || !this.inputs.length || this.checking) return;
     const t = this.t;
     const attempt = this.attempt;
     const results = this.inputs.map((input) => {
@@ -296,11 +306,14 @@ class Drill {
     this.note.hidden = false;
     this.note.textContent = t.drillAsking;
     const equivalent = new Set();
+    this.checking = true;
+    this.checkButton.disabled = true;
     try {
-      const { runtime } = await import("./python.js");
+      const rt = await python();
       for (const input of wrong) {
-        const outcome = await runtime().check(this.data.stem, this.data.function, this._program(input), null, {}, 20000);
-        if (outcome.failure || outcome.timedOut || outcome.stopped) throw new Error(outcome.failure?.message ?? "stopped");
+        const job = rt.check(this.data.stem, this.data.function, this._program(input), null);
+        const outcome = await job.done;
+        if (outcome.state !== "done") throw new Error(outcome.failure?.message ?? outcome.state);
         const r = outcome.result;
         if (!r.error && r.total > 0 && r.passed === r.total) equivalent.add(input);
       }
@@ -308,6 +321,9 @@ class Drill {
       if (attempt !== this.attempt) return; // the learner moved on to another mask meanwhile
       this.note.textContent = t.drillNoPython;
       return this._record(results);
+    } finally {
+      this.checking = false;
+      this.checkButton.disabled = false;
     }
     if (attempt !== this.attempt) return;
     const final = this.inputs.map((input, k) => results[k] || equivalent.has(input));
@@ -348,17 +364,21 @@ class Drill {
     return right;
   }
 
+  /** Count this mask's first check: one attempt, its misses, and maybe a new best. A second
+   * check of the same mask (after fixing an answer) changes nothing in the record. */
   _record(results) {
-    const misses = loadJSON(MISSES, {});
+    if (this.recorded) return;
+    this.recorded = true;
+    const misses = loadJSON(MISSES, {}, validMisses);
     this.inputs.forEach((input, k) => {
       if (!results[k]) {
         const text = this.data.slots[Number(input.dataset.slot)].text;
-        misses[text] = (misses[text] || 0) + 1;
+        misses[text] = missed(misses, text) + 1;
       }
     });
     saveJSON(MISSES, misses);
     const key = STORE + this.data.stem;
-    const record = loadJSON(key, { best: null, attempts: 0 });
+    const record = loadJSON(key, { best: null, attempts: 0 }, validRecord);
     const pct = Math.round((100 * results.filter(Boolean).length) / results.length);
     saveJSON(key, { best: Math.max(record.best ?? 0, pct), attempts: record.attempts + 1 });
     this._showMeta();

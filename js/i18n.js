@@ -26,6 +26,14 @@ const STRINGS = {
       `无法加载 ${what}（${msg}）。${offline ? "你现在似乎处于离线状态。" : ""}` +
       "页面上不需要 Python 的功能（阅读、提示、答案、随机挖空的精确检查）照常可用；下次运行会重试。",
     exerciseError: (msg) => `出错的是本站自己的代码，不是你的代码（欢迎反馈）：\n${msg}`,
+    died: (msg) => `Python 运行时停止了（${msg}），已重启；再运行一次即可。`,
+    restartedAfter: (why) => `这次运行之后 Python 运行时已重启（${why}），下次运行从干净的状态开始。`,
+    outputCut: (n) => `\n……中间省略了 ${n.toLocaleString("zh")} 个字符的输出……\n`,
+    storageFull: "你的答案没能保存：浏览器存储已满（或被禁用）。刷新前请自己留一份。",
+    otherTab: "这道题在另一个标签页里被改过了。",
+    takeOtherTab: "用另一个标签页的版本",
+    keepMine: "保留这里的",
+    unreadableSaved: "保存的答案无法读取，已另存一份，这里从空白开始。",
     checkPassed: (n) => `全部 ${n} 组随机输入都与参考实现一致。`,
     checkFailed: (bad, n) => `${n} 组随机输入中有 ${bad} 组与参考实现不一致：`,
     checkCase: (i) => `第 ${i} 组`,
@@ -92,6 +100,14 @@ const STRINGS = {
       `Could not load ${what} (${msg}).${offline ? " You seem to be offline." : ""} ` +
       "Everything that does not need Python (reading, hints, answers, the drill's exact checking) still works; the next run tries again.",
     exerciseError: (msg) => `The site's own code raised an error, not yours (please report it):\n${msg}`,
+    died: (msg) => `Python stopped (${msg}) and was restarted; run again.`,
+    restartedAfter: (why) => `Python was restarted after this run (${why}); the next run starts clean.`,
+    outputCut: (n) => `\n[... ${n.toLocaleString("en")} ${plural(n, "character", "characters")} of output not shown ...]\n`,
+    storageFull: "Your answers could not be saved: the browser's storage is full (or disabled). Keep a copy before you reload.",
+    otherTab: "This exercise was changed in another tab.",
+    takeOtherTab: "Take the other tab's version",
+    keepMine: "Keep this one",
+    unreadableSaved: "Your saved answers could not be read; they were set aside, and this starts empty.",
     checkPassed: (n) => `All ${n} random inputs agree with the reference.`,
     checkFailed: (bad, n) => `${bad} of ${n} random inputs ${plural(bad, "disagrees", "disagree")} with the reference:`,
     checkCase: (i) => `Case ${i}`,
@@ -144,6 +160,25 @@ function plural(n, one, other) {
 
 function mb(bytes) {
   return (bytes / 1e6).toFixed(1);
+}
+
+/**
+ * What the page says when a job is over (js/python.js's states), as {text, cls}; null when the
+ * job's own output says it all. One map for every widget. `limitMs`: the job's time limit.
+ */
+export function describeOutcome(outcome, t, { limitMs = 0 } = {}) {
+  const failure = outcome.failure;
+  if (outcome.state === "timed-out") return { text: t.timedOut(limitMs / 1000), cls: "rl-error" };
+  if (outcome.state === "stopped") {
+    return { text: outcome.restarted ? t.stopped : t.interrupted, cls: "rl-error" };
+  }
+  if (failure?.kind === "load") {
+    return { text: t.loadFailed(failure.what, failure.message, failure.offline), cls: "rl-error" };
+  }
+  if (failure?.kind === "died") return { text: t.died(failure.message), cls: "rl-error" };
+  if (failure) return { text: t.exerciseError(failure.message), cls: "rl-error" };
+  if (outcome.restart) return { text: t.restartedAfter(outcome.restart), cls: "rl-error" };
+  return null;
 }
 
 /** The string table of the page's language (zh by default). */

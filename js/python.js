@@ -1,179 +1,254 @@
-// The page's side of the Python worker: one PythonRuntime per page, shared by every cell.
+// The page's side of the Python worker: one runtime per page, one job layer for every widget.
 //
-// It starts the worker only when asked (run, check, or a prefetch on intent), reports loading
-// progress, enforces a time limit per run and stops runaway code: by interrupting Python where
-// the page is cross-origin isolated (the loaded runtime survives), otherwise by terminating the
-// worker and starting a fresh one on the next run. The page never waits on Python.
+// Every cell's Run and Check, the drill's check by meaning and the demo are jobs. A job is a
+// small state machine (JOB_STATES): queued -> running -> done | stopped | timed-out | failed,
+// or, when it ends before any of its code runs (a syntax error, a failed download, a Stop),
+// queued -> done | stopped | failed. The runtime keeps them in one queue and sends the worker one job
+// at a time (js/worker.js has the protocol); every message from the worker names its job, and
+// arrives on a MessageChannel port that only the worker's module code holds, so no Python code
+// can forge one.
+//
+// Limits are enforced from here, outside the interpreter: a run's time limit counts from the
+// moment its code starts; a job the worker does not acknowledge within ACK_MS, or a runtime whose
+// download makes no progress for STALL_MS, means a worker that cannot answer. Stop interrupts
+// Python in place where the page is cross-origin isolated (one interrupt buffer per job);
+// whatever does not end within INTERRUPT_GRACE_MS, or when the page is not isolated, ends with
+// its worker, and the next job starts a fresh one. The worker also asks for a fresh one when a
+// job left the interpreter in a state it cannot put back.
 
 const workerURL = new URL("./worker.js", import.meta.url);
-// how long an interrupted job may take to end before its worker is replaced (a loaded machine
-// can take a second to deliver the interrupt; C code never sees it)
-const INTERRUPT_GRACE_MS = 3000;
+const ACK_MS = 5000; // a live worker acknowledges a job at once; Python only runs after the ack
+const STALL_MS = 30000; // loading may be slow, but not silent this long
+const INTERRUPT_GRACE_MS = 3000; // an interrupted job may take this long to end (C code never sees it)
+
+/** The states of a job and the moves between them. */
+export const JOB_STATES = {
+  queued: ["running", "done", "stopped", "failed"],
+  running: ["done", "stopped", "timed-out", "failed"],
+  done: [],
+  stopped: [],
+  "timed-out": [],
+  failed: [],
+};
+
+let nextId = 1;
+
+export class Job {
+  /**
+   * @param {string} kind "load" | "run" | "check" | "demo"
+   * @param {object} payload what the worker needs (code, parts, stem, name)
+   * @param {{limitMs?: number, quietMs?: number, onState?, onOutput?, onEvent?}} options
+   *   limitMs: time the code may run (0: none); quietMs: longest silence while running (demo)
+   */
+  constructor(kind, payload, options = {}) {
+    this.id = nextId++;
+    this.kind = kind;
+    this.payload = payload;
+    this.options = options;
+    this.state = "queued";
+    this.outcome = null; // {ok, result?, failure?, restarted?} once the job is over
+    this.done = new Promise((resolve) => (this._resolve = resolve));
+  }
+
+  get over() {
+    return JOB_STATES[this.state].length === 0;
+  }
+
+  /** Move to `next`, or refuse (a job never leaves a final state). */
+  move(next, outcome = null) {
+    if (!JOB_STATES[this.state].includes(next)) return false;
+    this.state = next;
+    this.options.onState?.(next, this);
+    if (this.over) {
+      this.outcome = { ok: false, ...outcome, state: next };
+      this._resolve(this.outcome);
+    }
+    return true;
+  }
+}
 
 export class PythonRuntime {
   /** @param {{indexURL: string, wheelUrl: string, numpyTimeoutMs?: number}} config */
   constructor(config) {
     this.config = { numpyTimeoutMs: 20000, ...config };
     this.worker = null;
+    this.port = null;
     this.loaded = false; // the core runtime is up in the current worker
-    this.nextId = 1;
-    this.pending = new Map(); // id -> {payload, handlers, resolve, timer, timeoutMs, running}
-    this.cancelled = new Set(); // ids cancelled before they started, until the worker skips them
-    this.progressListeners = new Set();
-    this.interrupt = null;
-    this.workers = 0; // workers started so far: a restart shows here (the tests read it)
+    this.workers = 0; // workers started so far (a restart shows here; the tests read it)
+    this.queue = [];
+    this.current = null; // the job the worker has, with its timers
+    this.listeners = new Set();
   }
 
-  /** Listen to loading progress: fn({stage, loaded, total, ready}). Returns an unsubscribe. */
+  /** Listen to loading progress: fn({stage, loaded, total} | {ready} | {reset}). */
   onProgress(fn) {
-    this.progressListeners.add(fn);
-    return () => this.progressListeners.delete(fn);
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
   }
 
-  get started() {
-    return this.worker !== null;
+  _emit(p) {
+    for (const fn of this.listeners) fn(p);
   }
 
-  _spawn() {
-    if (this.worker) return this.worker;
-    this.worker = new Worker(workerURL, { type: "module" });
-    this.workers++;
-    this.loaded = false;
-    this.interrupt = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
-    this.worker.onmessage = (event) => this._receive(event.data);
-    this.worker.onerror = (event) => {
-      // a worker that failed is never reused: the next job starts a fresh one
-      const message = event.message || "the Python worker failed to start";
-      const failure = { kind: "load", what: "worker.js", message };
-      this.worker?.terminate();
-      this.worker = null;
-      this.loaded = false;
-      for (const id of [...this.pending.keys()]) this._finish(id, { ok: false, failure });
-      this._emitProgress({ stage: "", error: message });
-    };
-    this.worker.postMessage({ type: "config", config: this.config });
-    return this.worker;
+  get isolated() {
+    return self.crossOriginIsolated === true;
+  }
+
+  // ---- jobs ------------------------------------------------------------------------------------
+
+  /** Queue a job; it starts when the jobs before it are over. Returns the Job. */
+  submit(kind, payload, options = {}) {
+    const job = new Job(kind, payload, options);
+    this.queue.push(job);
+    this._pump();
+    return job;
+  }
+
+  run(code, parts, options = {}) {
+    return this.submit("run", { code, parts }, { limitMs: 10000, ...options });
+  }
+
+  check(stem, name, code, parts, options = {}) {
+    return this.submit("check", { stem, name, code, parts }, { limitMs: 20000, ...options });
+  }
+
+  demo(options = {}) {
+    return this.submit("demo", {}, { limitMs: 0, quietMs: 60000, ...options });
   }
 
   /** Start loading the core runtime in the background (hover, focus, typing). */
   prefetch() {
-    if (!this.worker) this._spawn().postMessage({ type: "load" });
+    if (!this.worker && !this.queue.length && !this.current) this.submit("load", {});
   }
 
-  _emitProgress(p) {
-    for (const fn of this.progressListeners) fn(p);
+  /** Stop `job`, and only it. `timedOut`: it ran out of time. */
+  stop(job, { timedOut = false } = {}) {
+    if (!job || job.over) return;
+    const state = timedOut ? "timed-out" : "stopped";
+    if (job !== this.current?.job) {
+      this.queue = this.queue.filter((j) => j !== job); // never sent: nothing to undo
+      job.move(state);
+      return;
+    }
+    if (job.state === "running" && this.current.interrupt && this.loaded) {
+      this.current.stopping = state;
+      this.current.interrupt[0] = 2; // SIGINT: Python raises KeyboardInterrupt at the next bytecode
+      this.current.grace = setTimeout(() => this._replace(state), INTERRUPT_GRACE_MS);
+      return;
+    }
+    this._replace(state); // not isolated, or still loading: end the worker, and the job with it
+  }
+
+  _pump() {
+    if (this.current || !this.queue.length) return;
+    const job = this.queue.shift();
+    if (job.over) return this._pump();
+    this._spawn();
+    const interrupt = this.isolated ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
+    this.current = { job, interrupt, timers: [] };
+    this._watch(this.current, "ack", ACK_MS);
+    this.port.postMessage({ ...job.payload, id: job.id, kind: job.kind, interrupt });
+  }
+
+  /** (Re)arm one of the current job's watchdogs. */
+  _watch(current, name, ms, state = "failed") {
+    clearTimeout(current.timers[name]);
+    if (!ms) return;
+    current.timers[name] = setTimeout(() => {
+      if (this.current !== current) return;
+      if (state === "failed") this._replace("failed", this._stuck(name));
+      else this.stop(current.job, { timedOut: true });
+    }, ms);
+  }
+
+  _stuck(name) {
+    const message = {
+      ack: "the Python worker does not answer",
+      stall: "the download stopped making progress",
+      quiet: "Python stopped answering",
+    }[name];
+    return { kind: name === "stall" ? "load" : "error", what: "Python", message };
+  }
+
+  _clearTimers(current) {
+    for (const t of Object.values(current.timers)) clearTimeout(t);
+    clearTimeout(current.grace);
   }
 
   _receive(msg) {
-    if (msg.type === "progress") return this._emitProgress(msg);
-    if (msg.type === "ready") {
+    const current = this.current;
+    if (msg.type === "progress") {
+      if (current && !current.job.over && current.job.state === "queued") {
+        this._watch(current, "stall", STALL_MS);
+      }
+      if (msg.ready) this.loaded = true;
+      return this._emit(msg);
+    }
+    if (!current || msg.id !== current.job.id) return; // a late message of a job already over
+    const { job } = current;
+    if (msg.type === "ack") {
+      clearTimeout(current.timers.ack);
+      this._watch(current, "stall", STALL_MS);
+    } else if (msg.type === "started") {
+      clearTimeout(current.timers.stall);
       this.loaded = true;
-      return this._emitProgress({ ready: true });
+      job.move("running");
+      this._watch(current, "limit", job.options.limitMs, "timed-out");
+      this._watch(current, "quiet", job.options.quietMs);
+    } else if (msg.type === "output") {
+      job.options.onOutput?.(msg);
+    } else if (msg.type === "event") {
+      this._watch(current, "quiet", job.options.quietMs);
+      job.options.onEvent?.(msg.data);
+    } else if (msg.type === "done") {
+      this._clearTimers(current);
+      this.current = null;
+      const outcome = { ...msg.outcome, restart: msg.restart };
+      if (current.stopping) job.move(current.stopping, { ...outcome, interrupted: true });
+      else job.move(outcome.failure ? "failed" : "done", outcome);
+      if (msg.restart) this._terminate(msg.restart);
+      this._pump();
     }
-    const job = this.pending.get(msg.id);
-    if (!job) return this._receiveCancelled(msg);
-    if (msg.type === "started") {
-      job.running = true;
-      job.handlers.onStart?.();
-      if (job.timeoutMs) job.timer = setTimeout(() => this._timeout(msg.id), job.timeoutMs);
-    } else if (msg.type === "stdout") job.handlers.onStdout?.(msg.text);
-    else if (msg.type === "stderr") job.handlers.onStderr?.(msg.text);
-    else if (msg.type === "event") job.handlers.onEvent?.(msg.data);
-    else if (msg.type === "done") this._finish(msg.id, msg);
   }
 
-  /** A message for a job cancelled while queued: if the worker began it anyway (the cancel
-   * crossed its start), stop it, since nobody waits for it any more. */
-  _receiveCancelled(msg) {
-    if (!this.cancelled.has(msg.id)) return;
-    if (msg.type === "done") return this.cancelled.delete(msg.id);
-    if (msg.type !== "started") return;
-    if (this.interrupt && this.loaded) this.interrupt[0] = 2;
-    setTimeout(() => {
-      if (this.cancelled.delete(msg.id)) this._restart();
-    }, this.interrupt && this.loaded ? INTERRUPT_GRACE_MS : 0);
-  }
-
-  _finish(id, outcome) {
-    const job = this.pending.get(id);
-    if (!job) return;
-    clearTimeout(job.timer);
-    this.pending.delete(id);
-    job.resolve({ ...outcome, ...(job.stopReason ?? {}) });
-  }
-
-  /** Post a job to the worker. The promise resolves with its outcome; `.id` names it for stop(). */
-  _send(payload, handlers = {}, timeoutMs = 0) {
-    const id = this.nextId++;
-    let resolve;
-    const promise = new Promise((r) => (resolve = r));
-    this.pending.set(id, { payload, handlers, resolve, timer: null, timeoutMs, running: false });
-    this._post(id);
-    promise.id = id;
-    return promise;
-  }
-
-  _post(id) {
-    const { payload } = this.pending.get(id);
-    this._spawn().postMessage({ ...payload, id, interrupt: this.interrupt ?? undefined });
-  }
-
-  /** Run a cell. Resolves {ok, failure?, stopped?, timedOut?, restarted?}. */
-  run(code, parts, handlers = {}, timeoutMs = 10000) {
-    return this._send({ type: "run", code, parts }, handlers, timeoutMs);
-  }
-
-  /** Check a function against the reference. Resolves {ok, result: {total, passed, failures, error}}. */
-  check(stem, name, code, parts, handlers = {}, timeoutMs = 20000) {
-    return this._send({ type: "check", stem, name, code, parts }, handlers, timeoutMs);
-  }
-
-  /** The toy RLHF demo; each logged step arrives through handlers.onEvent. No time limit. */
-  demo(handlers = {}) {
-    return this._send({ type: "demo" }, handlers, 0);
-  }
-
-  /** Stop the job `id` and only it. A queued job is cancelled; the running one is interrupted
-   * where the page is cross-origin isolated, else its worker is terminated (jobs queued behind it
-   * move to a fresh worker). */
-  stop(id, { timedOut = false } = {}) {
-    const job = this.pending.get(id);
-    if (!job) return;
-    const reason = { timedOut, stopped: !timedOut };
-    if (!job.running) {
-      this.cancelled.add(id);
-      this.worker?.postMessage({ type: "cancel", id }); // the worker skips it when its turn comes
-      return this._finish(id, { ok: false, ...reason });
-    }
-    if (this.interrupt && this.loaded) {
-      job.stopReason = reason;
-      this.interrupt[0] = 2; // SIGINT: Python raises KeyboardInterrupt at the next bytecode
-      setTimeout(() => {
-        if (this.pending.has(id)) this._terminate(id, reason); // stuck in C code: end it anyway
-      }, INTERRUPT_GRACE_MS);
-      return;
-    }
-    this._terminate(id, reason);
-  }
-
-  _timeout(id) {
-    this.stop(id, { timedOut: true });
-  }
-
-  /** End the worker and with it job `id`; the jobs queued behind it start again in a new one. */
-  _terminate(id, reason) {
-    this._finish(id, { ok: false, restarted: true, ...reason });
-    this._restart();
-  }
-
-  /** A fresh worker for the pending jobs (none of which had started: one job runs at a time). */
-  _restart() {
-    this.worker?.terminate();
-    this.worker = null;
+  _spawn() {
+    if (this.worker) return;
+    this.worker = new Worker(workerURL, { type: "module" });
+    this.workers++;
     this.loaded = false;
-    this.cancelled.clear();
-    this._emitProgress({ reset: true });
-    for (const id of this.pending.keys()) this._post(id);
+    const channel = new MessageChannel();
+    this.port = channel.port1;
+    this.port.onmessage = (event) => this._receive(event.data);
+    // anything posted on the worker itself comes from Python code, not the worker: ignored
+    this.worker.onerror = (event) => {
+      event.preventDefault?.();
+      this._replace("failed", {
+        kind: "load",
+        what: "worker.js",
+        message: event.message || "the Python worker failed to start",
+      });
+    };
+    this.worker.postMessage({ type: "init", config: this.config }, [channel.port2]);
+  }
+
+  /** End the worker (a fresh one starts with the next job). */
+  _terminate(reason = null) {
+    this.worker?.terminate();
+    this.port?.close();
+    this.worker = null;
+    this.port = null;
+    this.loaded = false;
+    this._emit({ reset: true, reason });
+  }
+
+  /** End the worker and with it the current job, which becomes `state`; then go on. */
+  _replace(state, failure = null) {
+    const current = this.current;
+    this.current = null;
+    if (current) this._clearTimers(current);
+    this._terminate();
+    current?.job.move(state, { restarted: true, ...(failure ? { failure } : {}) });
+    this._pump();
   }
 }
 

@@ -9,19 +9,17 @@
 //   </div>
 // Learner text and program output are only ever inserted with textContent.
 
-import { el, loadJSON, saveJSON } from "./dom.js";
-import { strings } from "./i18n.js";
+import { OutputView, el, isRecord, loadJSON, readJSON, saveJSON } from "./dom.js";
+import { describeOutcome, strings } from "./i18n.js";
+import { python } from "./runtime.js";
 
 const BLANK = "_____";
 const STORE = "rl-ops/cell/";
 
-let pythonModule = null;
-
-/** The page's Python runtime. Its module loads on the first sign of intent, never with the page. */
-function python() {
-  pythonModule ??= import("./python.js").then((m) => m.runtime());
-  return pythonModule;
-}
+/** Saved work of a cell: {version, blanks: [strings], editor: string|null, editing: bool}. */
+const validWork = (v) =>
+  isRecord(v) && typeof v.version === "string" && Array.isArray(v.blanks) &&
+  v.blanks.every((b) => typeof b === "string") && (v.editor == null || typeof v.editor === "string");
 
 function lineCount(text) {
   return text.split("\n").length;
@@ -40,10 +38,13 @@ class Cell {
     this.testText = this.testBlock.querySelector("code").textContent.replace(/\n$/, "");
     this.originalExercise = this.exerciseCode.textContent.replace(/\n$/, "");
     this.blanks = this._makeBlanks();
-    this.generation = 0; // bumped by Reset: a run that ends after it reports nothing
-    this.jobId = null; // the runtime's id of this cell's job while it is pending
+    this.job = null; // this cell's job while it is not over
     this._buildUi();
     this._restore();
+    // the same exercise open in another tab: its saves arrive here
+    window.addEventListener("storage", (e) => {
+      if (e.key === this.key && e.newValue !== e.oldValue) this._otherTab(e.newValue);
+    });
   }
 
   /** The per-run time limit: data-timeout seconds on the cell, 10 by default. */
@@ -157,24 +158,23 @@ class Cell {
     this.progress.append(this.progressBar, this.progressLabel);
     this.notice = el("div", { class: "rl-notice", hidden: "" });
     this.output = el("pre", { class: "rl-output", "data-output": "", hidden: "", "aria-label": t.output });
+    this.view = new OutputView(this.output);
     this.testBlock.after(this.editor, bar, this.progress, this.notice, this.output);
 
     this.buttons.run.addEventListener("click", () => this.run());
     this.buttons.check.addEventListener("click", () => this.check());
-    this.buttons.stop.addEventListener("click", () => {
-      this.stopAsked = true; // if the job is not sent yet, _exec stops it as soon as it is
-      python().then((rt) => rt.stop(this.jobId));
-    });
+    this.buttons.stop.addEventListener("click", () => this.stop());
     this.buttons.reset.addEventListener("click", () => this.reset());
     this.buttons.edit.addEventListener("click", () => this.toggleEdit());
     // intent: fetch the runtime before the click lands
-    const prefetch = () => python().then((rt) => rt.prefetch());
+    const prefetch = () => python().then((rt) => rt.prefetch(), () => {});
     for (const ev of ["pointerenter", "focus"]) {
       this.buttons.run.addEventListener(ev, prefetch);
       this.buttons.check.addEventListener(ev, prefetch);
     }
     this.root.addEventListener("input", () => {
       prefetch();
+      this.dirty = true; // changed here since the last save another tab made
       this._save();
     });
     for (const input of this.blanks) {
@@ -205,7 +205,7 @@ class Cell {
 
   /** Switch between the blanks and a free editor, which starts from the exercise as filled in
    * (and keeps its own text afterwards). `focus` is false when a reload restores the mode. */
-  toggleEdit(on = !this.editing, text = null, { focus = true } = {}) {
+  toggleEdit(on = !this.editing, text = null, { focus = true, save = true } = {}) {
     if (on) {
       // read the blanks before switching: program() reads the editor once editing is on
       this.editor.value = text ?? (this.editor.value || this.program().code);
@@ -217,65 +217,117 @@ class Cell {
     this.testBlock.hidden = on;
     this.buttons.edit.textContent = on ? this.t.blanksMode : this.t.edit;
     if (on && focus) this.editor.focus();
-    this._save();
+    if (save) this._save();
   }
 
   // ---- persistence ---------------------------------------------------------------------------
+  // The work is saved at every keystroke. Work saved for an older version of the exercise is
+  // kept apart (one entry per version) until the learner takes or discards it; unreadable data
+  // is set aside by readJSON; a save the browser refuses is said; another tab's save is taken
+  // over when this tab has no changes of its own, and offered otherwise.
 
   get key() {
     return STORE + this.stem;
   }
 
-  _save() {
-    const state = {
+  get previousKey() {
+    return `${this.key}/previous`;
+  }
+
+  _state() {
+    return {
       version: this.version,
       blanks: this.blanks.map((b) => b.value),
       editor: this.editing || this.editor.value ? this.editor.value : null,
       editing: Boolean(this.editing),
     };
-    saveJSON(this.key, state);
   }
 
-  /** Work saved for an older version of the exercise, kept apart until the learner takes it
-   * into the editor or discards it: typing in the new version does not overwrite it. */
-  get previousKey() {
-    return `${this.key}/previous`;
+  _save() {
+    if (saveJSON(this.key, this._state())) {
+      if (this.unsaved) this._notice("");
+      this.unsaved = false;
+    } else if (!this.unsaved) {
+      this.unsaved = true;
+      this._notice(this.t.storageFull);
+    }
+  }
+
+  /** Show `state` (saved work of this version) in the cell. */
+  _apply(state) {
+    this.blanks.forEach((b, i) => {
+      b.value = state.blanks[i] ?? "";
+      this._fit(b);
+    });
+    this.editor.value = state.editor ?? "";
+    if (Boolean(state.editing) !== Boolean(this.editing)) {
+      this.toggleEdit(Boolean(state.editing), state.editor, { focus: false, save: false });
+    }
+    this.dirty = false;
   }
 
   _restore() {
-    let state = loadJSON(this.key);
+    const read = readJSON(this.key, validWork);
+    let state = read.value ?? null;
     if (state && state.version !== this.version) {
-      saveJSON(this.previousKey, state);
-      saveJSON(this.key, undefined);
+      // kept apart, per version: a second change of the exercise does not overwrite the first
+      const previous = loadJSON(this.previousKey, {}, isRecord);
+      previous[state.version] = { ...state, savedAt: Date.now() };
+      if (saveJSON(this.previousKey, previous)) saveJSON(this.key, undefined);
       state = null;
     }
+    if (read.unreadable !== undefined) this._notice(this.t.unreadableSaved);
     this._offerPrevious();
-    if (!state) return;
-    this.blanks.forEach((b, i) => {
-      b.value = state.blanks?.[i] ?? "";
-      this._fit(b);
-    });
-    if (state.editor) this.editor.value = state.editor;
-    if (state.editing) this.toggleEdit(true, state.editor, { focus: false });
+    if (state) this._apply(state);
   }
 
+  /** Old work, newest first: offered until the learner takes or discards it. */
   _offerPrevious() {
-    const old = loadJSON(this.previousKey);
-    if (!old) return;
-    const button = (action, label, then) => {
-      const b = el("button", { type: "button", class: "rl-button md-button", "data-action": action }, label);
-      b.addEventListener("click", () => {
-        then();
-        saveJSON(this.previousKey, undefined);
-        this._notice("");
-      });
-      return b;
+    const previous = loadJSON(this.previousKey, {}, isRecord);
+    const versions = Object.keys(previous).filter((v) => validWork(previous[v]));
+    if (!versions.length) return;
+    versions.sort((a, b) => (previous[b].savedAt ?? 0) - (previous[a].savedAt ?? 0));
+    const old = previous[versions[0]];
+    const forget = () => {
+      const now = loadJSON(this.previousKey, {}, isRecord);
+      delete now[versions[0]];
+      saveJSON(this.previousKey, Object.keys(now).length ? now : undefined);
+      this._notice("");
+      this._offerPrevious();
     };
-    const restore = button("restore-old", this.t.restoreOld, () =>
-      this.toggleEdit(true, old.editor ?? this._fill(old.blanks ?? [])),
-    );
-    const discard = button("discard-old", this.t.discardOld, () => {});
+    const restore = this._button("restore-old", this.t.restoreOld, () => {
+      this.toggleEdit(true, old.editor ?? this._fill(old.blanks));
+      forget();
+    });
+    const discard = this._button("discard-old", this.t.discardOld, forget);
     this._notice(this.t.oldVersion, restore, discard);
+  }
+
+  /** Another tab saved this exercise: take its work, or ask when this tab has changes too. */
+  _otherTab(raw) {
+    let theirs = null;
+    try {
+      theirs = JSON.parse(raw);
+    } catch {
+      return;
+    }
+    if (!validWork(theirs) || theirs.version !== this.version) return;
+    if (!this.dirty) return this._apply(theirs);
+    const take = this._button("take-other", this.t.takeOtherTab, () => {
+      this._apply(theirs);
+      this._notice("");
+    });
+    const keep = this._button("keep-mine", this.t.keepMine, () => {
+      this._save(); // this tab's work is the saved one again (and the other tab hears of it)
+      this._notice("");
+    });
+    this._notice(this.t.otherTab, take, keep);
+  }
+
+  _button(action, label, onClick) {
+    const b = el("button", { type: "button", class: "rl-button md-button", "data-action": action }, label);
+    b.addEventListener("click", onClick);
+    return b;
   }
 
   /** The original exercise text with old blank values put in, for an old saved state. */
@@ -291,37 +343,29 @@ class Cell {
     this.notice.hidden = !text;
   }
 
+  /** Back to the exercise as published; a job of this cell is stopped. Old versions' work is
+   * kept (it is offered until discarded). */
   reset() {
-    this.generation++;
-    if (this.busy) {
-      this.stopAsked = true;
-      pythonModule?.then((rt) => rt.stop(this.jobId));
-    }
+    this.stop();
+    this.job = null; // whatever it reports now, this cell no longer listens
+    this.epoch = (this.epoch ?? 0) + 1; // nor does a Run or Check still waiting for Python
     for (const b of this.blanks) {
       b.value = "";
       this._fit(b);
     }
     this.editor.value = "";
-    this.toggleEdit(false);
-    saveJSON(this.key, undefined); // forget the saved work (toggleEdit just saved it)
-    saveJSON(this.previousKey, undefined);
-    this.output.replaceChildren();
-    this.output.hidden = true;
+    this.toggleEdit(false, null, { save: false });
+    saveJSON(this.key, undefined);
+    this.dirty = false;
+    this.view.clear();
+    this._busy(false);
     this._notice("");
-    this.status.textContent = "";
+    this._offerPrevious();
   }
 
   // ---- running -------------------------------------------------------------------------------
 
-  _write(text, cls) {
-    this.output.hidden = false;
-    const span = el("span", cls ? { class: cls } : {});
-    span.textContent = text;
-    this.output.append(span);
-  }
-
   _busy(on, label = "") {
-    this.busy = on;
     this.root.dataset.state = on ? "waiting" : "idle";
     this.buttons.run.disabled = on;
     this.buttons.check.disabled = on;
@@ -336,7 +380,7 @@ class Cell {
     this.progressLabel.textContent = t.loading;
     this.progressBar.removeAttribute("value");
     return rt.onProgress((p) => {
-      if (p.ready || p.reset || p.error) {
+      if (p.ready || p.reset) {
         this.progress.hidden = true;
         return;
       }
@@ -347,73 +391,86 @@ class Cell {
     });
   }
 
+  stop() {
+    if (this.job) python().then((rt) => rt.stop(this.job), () => {});
+    this.stopAsked = !this.job && this.root.dataset.state === "waiting"; // job not sent yet
+  }
+
   async _exec(kind) {
     const t = this.t;
-    const generation = this.generation;
-    this.stopAsked = false;
-    this.jobId = null;
+    const epoch = this.epoch;
     this._busy(true, t.waiting);
-    const rt = await python();
-    this.output.replaceChildren();
-    this.output.hidden = true;
+    this.stopAsked = false;
+    this.view.clear();
+    let rt;
+    try {
+      rt = await python();
+      if (epoch !== this.epoch) return null;
+    } catch (err) {
+      this._busy(false);
+      this.view.write(t.loadFailed("python.js", String(err?.message ?? err), !navigator.onLine) + "\n", "rl-error");
+      this.view.flush();
+      return null;
+    }
     if (rt.loaded) this.status.textContent = kind === "run" ? t.running : t.checking;
     const unwatch = this._watchProgress(rt);
-    const started = { at: 0 };
-    const handlers = {
-      onStart: () => {
-        this.root.dataset.state = "running"; // the code itself runs now (Python is loaded)
-        this.progress.hidden = true;
-        started.at = performance.now();
-        this.status.textContent = kind === "run" ? t.running : t.checking;
-      },
-      onStdout: (s) => this._write(s),
-      onStderr: (s) => this._write(s, "rl-stderr"),
-    };
+    let startedAt = 0;
     // Check compares many inputs: it gets at least 20 s
     const limitMs = kind === "run" ? this.timeoutMs : Math.max(this.timeoutMs, 20000);
+    const options = {
+      limitMs,
+      onState: (state) => {
+        if (state !== "running") return;
+        this.root.dataset.state = "running"; // the code itself runs now (Python is loaded)
+        this.progress.hidden = true;
+        startedAt = performance.now();
+        this.status.textContent = kind === "run" ? t.running : t.checking;
+      },
+      onOutput: (msg) => {
+        if (job !== this.job) return;
+        if (msg.cut) this.view.write(t.outputCut(msg.cut), "rl-cut");
+        else this.view.write(msg.text, msg.stream === "stderr" ? "rl-stderr" : "");
+      },
+    };
     const { code, parts } = this.program(kind === "run");
-    const job = kind === "run" ? rt.run(code, parts, handlers, limitMs) : rt.check(this.stem, this.name, code, parts, handlers, limitMs);
-    this.jobId = job.id;
-    if (this.stopAsked) rt.stop(job.id);
-    const outcome = await job;
+    const job = kind === "run" ? rt.run(code, parts, options) : rt.check(this.stem, this.name, code, parts, options);
+    this.job = job;
+    if (this.stopAsked) rt.stop(job);
+    const outcome = await job.done;
     unwatch();
     this.progress.hidden = true;
+    if (job !== this.job) return outcome; // Reset: this cell no longer reports this job
+    this.job = null;
     this._busy(false);
-    if (generation === this.generation) {
-      this._report(kind, outcome, started.at ? Math.round(performance.now() - started.at) : 0, limitMs, rt);
-    }
+    this._report(kind, outcome, startedAt ? Math.round(performance.now() - startedAt) : 0, limitMs);
+    this.view.flush();
     return outcome;
   }
 
-  _report(kind, outcome, ms, limitMs, rt) {
+  _report(kind, outcome, ms, limitMs) {
     const t = this.t;
-    if (outcome.timedOut) return this._write(t.timedOut(limitMs / 1000) + "\n", "rl-error");
-    if (outcome.stopped) return this._write((outcome.restarted ? t.stopped : t.interrupted) + "\n", "rl-error");
-    const failure = outcome.failure;
-    if (failure?.kind === "load") {
-      return this._write(t.loadFailed(failure.what, failure.message, failure.offline) + "\n", "rl-error");
-    }
-    if (failure) return this._write(t.exerciseError(failure.message) + "\n", "rl-error");
-    if (kind === "check") return this._reportCheck(outcome.result);
-    this.status.textContent = outcome.ok ? t.finished(ms) : t.failed;
+    const said = describeOutcome(outcome, t, { limitMs });
+    if (kind === "check" && outcome.state === "done") this._reportCheck(outcome.result);
+    else if (outcome.state === "done") this.status.textContent = outcome.ok ? t.finished(ms) : t.failed;
+    if (said) this.view.write(said.text + "\n", said.cls);
   }
 
   _reportCheck(result) {
     const t = this.t;
     if (result.error) {
-      this._write(result.error, "rl-stderr");
+      this.view.write(result.error, "rl-stderr");
       this.status.textContent = t.failed;
       return;
     }
     const bad = result.total - result.passed;
     this.status.textContent = `${result.passed}/${result.total}`;
-    if (!bad) return this._write(t.checkPassed(result.total) + "\n", "rl-ok");
-    this._write(t.checkFailed(bad, result.total) + "\n", "rl-error");
+    if (!bad) return this.view.write(t.checkPassed(result.total) + "\n", "rl-ok");
+    this.view.write(t.checkFailed(bad, result.total) + "\n", "rl-error");
     for (const f of result.failures) {
       const inputs = Object.entries(f.inputs)
         .map(([k, v]) => `  ${k} = ${String(v).replaceAll("\n", "\n    ")}`)
         .join("\n");
-      this._write(
+      this.view.write(
         `\n${t.checkCase(f.case)}\n${t.inputs}:\n${inputs}\n${t.expected}: ${f.expected}\n` +
           (f.got ? `${t.got}: ${f.got}\n` : "") +
           `${t.reason}: ${f.reason}\n`,

@@ -1,51 +1,75 @@
-// The Python worker: one module Web Worker per page runs Pyodide, so Python never blocks the page.
+// The Python worker: Pyodide in a module Web Worker, so Python never blocks the page.
 //
-// Messages in:  {type: "config", config}                       where Python comes from
-//               {type: "load"}                                  load the core runtime (prefetch)
-//               {type: "cancel", id}                            skip that job when its turn comes
-//               {type: "run",   id, code, parts, interrupt?}    run a cell, streaming its output
-//               {type: "check", id, stem, name, code, parts}    compare a function with the reference
-//               {type: "demo",  id}                             the toy RLHF run, browser configuration
-// Messages out: {type: "progress", stage, loaded, total}        what is being fetched, and how far
-//               {type: "ready"} · {type: "started", id} · {type: "stdout"|"stderr", id, text}
-//               {type: "event", id, data}                        a value a Python callback emitted
-//               {type: "done", id, ok, result?, failure?}        failure: {kind, what?, message, offline?}
+// Protocol (request/response with ids; js/python.js is the other side). The page's first
+// message, {type: "init", config}, carries a MessageChannel port; every other message travels
+// on that port, which only this module's closure holds: Python code can reach the worker's
+// global scope (`import js`), so a message it posts (a forged "done") never reaches the page.
 //
-// A failure's kind is "load" (a file of the runtime could not be fetched or started: `what` names
-// it) or "error" (Python raised while running the site's own code, e.g. the checker). Errors in
-// the learner's code are not failures: they are the run's stderr.
+//   page -> worker  {id, kind: "load"|"run"|"check"|"demo", ...payload, interrupt?}
+//   worker -> page  {id, type: "ack"}                          the job arrived (the worker is alive)
+//                   {type: "progress", stage, loaded, total}   what is being fetched
+//                   {id, type: "started"}                      Python is loaded, the job's code runs
+//                   {id, type: "output", stream, text}         batched stdout/stderr
+//                   {id, type: "output", cut}                  that many characters were left out
+//                   {id, type: "event", data}                  a value the demo emitted
+//                   {id, type: "done", outcome, restart}       outcome: {ok, result?, failure?}
 //
-// Pyodide (core, numpy) comes from `config.indexURL`: this site's assets/pyodide/ by default;
-// rl_ops_numpy from the wheel the site build made. numpy and the wheel load only when needed.
+// A failure's kind is "load" (part of the runtime could not be fetched or started; `what`
+// names it) or "error" (Python raised in the site's own code, e.g. the checker). Errors in the
+// learner's code are not failures: they are the run's stderr.
+//
+// After every job the interpreter is put back as it was (rl_ops_numpy/browser/sandbox.py):
+// learner-made changes undone, learner timers cleared. `restart` asks the page for a fresh
+// worker when that is not enough (the interpreter exited or failed, a closed stream, a huge heap).
 
+let port = null;
 let config = null; // {indexURL, wheelUrl, numpyTimeoutMs}
 let pyodide = null;
 let corePromise = null;
 let packagesPromise = null;
+let trusted = null; // PyProxies taken before any learner code ran (see trust())
 
-const post = (msg) => self.postMessage(msg);
+const send = (msg) => port.postMessage(msg);
 
-/** The job's last message. Python's streams are flushed first, so that output without a final
- * newline is the job's own, not the start of the next job's. */
-function done(id, outcome) {
-  try {
-    pyodide?.runPython("import sys\nsys.stdout.flush()\nsys.stderr.flush()");
-  } catch {
-    /* a stream the learner replaced or closed: nothing more to flush */
-  }
-  post({ type: "done", id, ...outcome });
+// ---- timers: a learner's setTimeout/setInterval (asyncio's too) end with their job ------------
+
+const timers = new Set();
+const realSetTimeout = self.setTimeout.bind(self);
+const realSetInterval = self.setInterval.bind(self);
+const realClearTimeout = self.clearTimeout.bind(self);
+let jobRunning = false;
+self.setTimeout = (fn, ms, ...args) => {
+  const handle = realSetTimeout(
+    (...a) => {
+      timers.delete(handle);
+      if (typeof fn === "function") fn(...a);
+    },
+    ms,
+    ...args,
+  );
+  if (jobRunning) timers.add(handle);
+  return handle;
+};
+self.setInterval = (fn, ms, ...args) => {
+  const handle = realSetInterval(fn, ms, ...args);
+  if (jobRunning) timers.add(handle);
+  return handle;
+};
+function clearJobTimers() {
+  for (const handle of timers) realClearTimeout(handle); // clears intervals too
+  timers.clear();
 }
 
 // ---- fetching with progress ------------------------------------------------------------------
 // Pyodide fetches its files itself; wrapping fetch lets the page show which file is coming and
-// how many bytes of it have arrived.
+// how many bytes of it have arrived, and name the one that failed.
 const rawFetch = self.fetch.bind(self);
-let lastFailedFetch = null; // the file whose download failed last: what a load failure names
+let lastFailedFetch = null;
 const fileName = (url) => decodeURIComponent(String(url).split("?")[0].split("/").pop());
 self.fetch = async (input, init) => {
   const url = input instanceof Request ? input.url : String(input);
   const name = fileName(url);
-  post({ type: "progress", stage: name, loaded: 0, total: 0 });
+  send({ type: "progress", stage: name, loaded: 0, total: 0 });
   let response;
   try {
     response = await rawFetch(input, init);
@@ -65,7 +89,7 @@ self.fetch = async (input, init) => {
         const now = performance.now();
         if (now - last > 50 || loaded === total) {
           last = now;
-          post({ type: "progress", stage: name, loaded, total });
+          send({ type: "progress", stage: name, loaded, total });
         }
         controller.enqueue(chunk);
       },
@@ -88,9 +112,9 @@ class LoadError extends Error {
   }
 }
 
-async function loadCore() {
+function loadCore() {
   corePromise ??= (async () => {
-    post({ type: "progress", stage: "pyodide.asm.wasm", loaded: 0, total: 0 });
+    send({ type: "progress", stage: "pyodide.asm.wasm", loaded: 0, total: 0 });
     const wheel = rawFetch(config.wheelUrl)
       .then((r) => {
         if (!r.ok) throw new Error(`HTTP ${r.status}`);
@@ -110,11 +134,12 @@ async function loadCore() {
     }
     // rl_ops_numpy's pure-Python parts (the cell runner) work before numpy arrives
     pyodide.unpackArchive(await wheel, "wheel");
-    post({ type: "ready" });
+    trust(pyodide);
+    send({ type: "progress", ready: true });
     return pyodide;
   })();
   corePromise.catch(() => {
-    corePromise = null; // a later run tries again (the network may be back)
+    corePromise = null; // the next job tries again (the network may be back)
   });
   return corePromise;
 }
@@ -122,12 +147,12 @@ async function loadCore() {
 function withTimeout(promise, ms, what) {
   let timer;
   const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new LoadError(what, `no answer after ${ms / 1000} s`)), ms);
+    timer = realSetTimeout(() => reject(new LoadError(what, `no answer after ${ms / 1000} s`)), ms);
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, timeout]).finally(() => realClearTimeout(timer));
 }
 
-// numpy, then rl_ops_numpy's torch layer, once per worker
+/** numpy, the torch layer and the checker, once per worker; then the interpreter's snapshot. */
 function loadPackages() {
   packagesPromise ??= (async () => {
     const py = await loadCore();
@@ -143,113 +168,235 @@ function loadPackages() {
     } catch {
       throw new LoadError(lastFailedFetch ?? "numpy", messages.join("\n") || "numpy could not be imported");
     }
-    py.runPython("from rl_ops_numpy.browser import install_torch; install_torch()");
+    py.runPython(
+      "from rl_ops_numpy.browser import install_torch\ninstall_torch()\n" +
+        "import rl_ops_numpy.browser.check, rl_ops_numpy.demo",
+    );
+    trust(py, { packages: true });
   })();
   packagesPromise.catch(() => {
-    packagesPromise = null; // a later run may try again (the network may be back)
+    packagesPromise = null;
   });
   return packagesPromise;
 }
 
-const NEEDS_PACKAGES = /^\s*(import|from)\s+(torch|numpy|rl_ops_numpy)\b/m;
-
-// ---- running ---------------------------------------------------------------------------------
-
-/** What Python writes to `type` goes to the page as text, as it comes (done() flushes the rest). */
-function stream(type, id, isatty) {
-  const decoder = new TextDecoder(); // one per job: a character split over two writes is kept
-  return {
-    isatty,
-    write: (bytes) => {
-      post({ type, id, text: decoder.decode(bytes, { stream: true }) });
-      return bytes.length;
-    },
+/** Take every Python object the worker calls, and the interpreter's snapshot, while only trusted
+ * code has run: once the core is up, again once the packages are (the interpreter was just put
+ * back, so still only trusted code has run). `restore` is checked before each call: its code and
+ * defaults must still be the objects seen here (a learner could swap them), compared by
+ * Python's built-in `id`. */
+function trust(py, { packages = false } = {}) {
+  const sandbox = py.pyimport("rl_ops_numpy.browser.sandbox");
+  const id = trusted?.id ?? py.pyimport("builtins").id;
+  const restore = trusted?.restore ?? sandbox.restore;
+  trusted?.snapshot.destroy();
+  // the objects themselves are kept alive here, so no other object can ever reuse their ids
+  const kept = trusted?.kept ?? [restore.__code__, restore.__defaults__];
+  trusted = {
+    id,
+    restore,
+    kept,
+    code: id(kept[0]),
+    defaults: id(kept[1]),
+    snapshot: sandbox.snapshot(),
+    runner: trusted?.runner ?? py.pyimport("rl_ops_numpy.browser.runner"),
+    check: packages ? py.pyimport("rl_ops_numpy.browser.check") : null,
+    demo: packages ? py.pyimport("rl_ops_numpy.demo") : null,
   };
 }
 
-async function prepare(id, code, interrupt) {
-  const py = await loadCore();
-  py.setStdout(stream("stdout", id, true)); // a tty: Python flushes it at every newline
-  py.setStderr(stream("stderr", id, false)); // Python flushes stderr at every newline anyway
-  if (NEEDS_PACKAGES.test(code)) await loadPackages();
-  if (interrupt) {
-    py.setInterruptBuffer(interrupt);
-    interrupt[0] = 0;
+/** Put the interpreter back as it was; the reasons it cannot be, if any. */
+function restoreInterpreter() {
+  clearJobTimers();
+  if (!trusted) return [];
+  const { id, restore } = trusted;
+  if (id(restore.__code__) !== trusted.code || id(restore.__defaults__) !== trusted.defaults) {
+    return ["the site's own restore function was changed"];
   }
-  return py;
+  const heap = pyodide._module.HEAP8.length;
+  return restore(trusted.snapshot, heap).toJs();
 }
+
+// ---- output: batched, and capped per job ---------------------------------------------------
+
+const HEAD = 100_000; // characters sent as they come
+const TAIL = 20_000; // characters kept from the end once the head is full
+const FLUSH_MS = 100;
+
+class Output {
+  constructor(id) {
+    this.id = id;
+    this.sent = 0;
+    this.pending = []; // [stream, text] not sent yet
+    this.tail = [];
+    this.tailLength = 0;
+    this.cut = 0;
+    this.lastFlush = performance.now();
+    this.decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
+  }
+
+  stream(name, isatty) {
+    return {
+      isatty,
+      write: (bytes) => {
+        this.write(name, this.decoders[name].decode(bytes, { stream: true }));
+        return bytes.length;
+      },
+    };
+  }
+
+  write(stream, text) {
+    if (!text) return;
+    const room = Math.max(0, HEAD - this.sent);
+    if (room) {
+      const head = text.slice(0, room);
+      this._append(this.pending, stream, head);
+      this.sent += head.length;
+      text = text.slice(room);
+    }
+    if (text) {
+      this._append(this.tail, stream, text);
+      this.tailLength += text.length;
+      while (this.tailLength - this.tail[0][1].length >= TAIL) {
+        const [, dropped] = this.tail.shift();
+        this.tailLength -= dropped.length;
+        this.cut += dropped.length;
+      }
+    }
+    if (performance.now() - this.lastFlush > FLUSH_MS) this.flush();
+  }
+
+  _append(list, stream, text) {
+    const last = list[list.length - 1];
+    if (last && last[0] === stream) last[1] += text;
+    else list.push([stream, text]);
+  }
+
+  flush() {
+    this.lastFlush = performance.now();
+    for (const [stream, text] of this.pending) send({ id: this.id, type: "output", stream, text });
+    this.pending = [];
+  }
+
+  /** The rest: what is pending, then how much was cut, then the tail. */
+  finish() {
+    this.flush();
+    if (this.cut) send({ id: this.id, type: "output", cut: this.cut });
+    for (const [stream, text] of this.tail) send({ id: this.id, type: "output", stream, text });
+    this.tail = [];
+  }
+}
+
+// ---- jobs ------------------------------------------------------------------------------------
+
+const NEEDS_PACKAGES = /^\s*(import|from)\s+(torch|numpy|rl_ops_numpy)\b/m;
 
 /** A syntax error in the learner's code, in their terms, before anything else is fetched. */
 function syntaxError(py, code, parts) {
-  const runner = py.pyimport("rl_ops_numpy.browser.runner");
-  return runner.syntax_error(code, py.toPy(parts ?? []));
+  return trusted.runner.syntax_error(code, py.toPy(parts ?? []));
+}
+
+const dict = { dict_converter: Object.fromEntries };
+
+async function execute(msg, output) {
+  const { id, kind } = msg;
+  if (kind === "load") {
+    await loadCore();
+    return { ok: true };
+  }
+  const core = await loadCore();
+  if (kind === "run" || kind === "check") {
+    const error = syntaxError(core, msg.code, msg.parts);
+    if (error && kind === "run") {
+      output.write("stderr", error);
+      return { ok: false };
+    }
+    if (error) return { ok: true, result: { total: 0, passed: 0, failures: [], error } };
+  }
+  // Run loads numpy only for code that imports it; Check and the demo always need it
+  if (kind !== "run" || NEEDS_PACKAGES.test(msg.code)) await loadPackages();
+  const py = core;
+  py.setStdout(output.stream("stdout", true)); // a tty: Python flushes it at every newline
+  py.setStderr(output.stream("stderr", false));
+  if (msg.interrupt) py.setInterruptBuffer(msg.interrupt);
+  send({ id, type: "started" });
+  jobRunning = true;
+  try {
+    if (kind === "run") {
+      return { ok: trusted.runner.run_cell(msg.code, py.toPy(msg.parts ?? [])) };
+    }
+    if (kind === "check") {
+      // the learner's code runs first; the verdict after the interpreter is put back, so
+      // nothing the learner changed (numpy, the checker) takes part in it
+      py.setStdout({ write: (b) => b.length }); // a learner's prints are not the verdict's
+      const outputs = trusted.check.learner_outputs(msg.stem, msg.code, msg.name, py.toPy(msg.parts ?? []));
+      jobRunning = false;
+      const problems = restoreInterpreter();
+      if (problems.length) throw new Error(`the interpreter could not be put back: ${problems.join("; ")}`);
+      const result = trusted.check.verdict(msg.stem, outputs);
+      outputs.destroy();
+      const plain = result.toJs(dict);
+      result.destroy();
+      return { ok: true, result: plain };
+    }
+    if (kind === "demo") {
+      const onLog = (phase, step, total, metrics) => {
+        send({ id, type: "event", data: { phase, step, total, metrics: metrics.toJs(dict) } });
+        metrics.destroy();
+      };
+      const result = trusted.demo.run(trusted.demo.BROWSER_CONFIG, onLog);
+      const plain = result.toJs(dict);
+      result.destroy();
+      return { ok: true, result: plain };
+    }
+    throw new Error(`unknown job kind ${kind}`);
+  } finally {
+    jobRunning = false;
+    try {
+      py.runPython("import sys\nsys.stdout.flush()\nsys.stderr.flush()");
+    } catch {
+      /* a stream the learner replaced or closed: restore below puts it back or says so */
+    }
+    if (msg.interrupt) py.setInterruptBuffer(undefined);
+  }
 }
 
 async function handle(msg) {
-  const { id } = msg;
+  const output = new Output(msg.id);
+  let outcome;
   try {
-    if (msg.type === "load") {
-      await loadCore();
-      return;
-    }
-    if (msg.type === "run" || msg.type === "check") {
-      const error = syntaxError(await loadCore(), msg.code, msg.parts);
-      if (error && msg.type === "run") {
-        post({ type: "stderr", id, text: error });
-        done(id, { ok: false });
-        return;
-      }
-      if (error) {
-        done(id, { ok: true, result: { total: 0, passed: 0, failures: [], error } });
-        return;
-      }
-    }
-    // Run loads numpy only for code that imports it; Check and the demo always need it
-    const py = await prepare(id, msg.type === "run" ? msg.code : "import numpy", msg.interrupt);
-    post({ type: "started", id });
-    if (msg.type === "run") {
-      const runner = py.pyimport("rl_ops_numpy.browser.runner");
-      const ok = runner.run_cell(msg.code, py.toPy(msg.parts ?? []));
-      done(id, { ok });
-    } else if (msg.type === "check") {
-      const checker = py.pyimport("rl_ops_numpy.browser.check");
-      const result = checker.check(msg.stem, msg.code, msg.name, py.toPy(msg.parts ?? []));
-      done(id, { ok: true, result: result.toJs({ dict_converter: Object.fromEntries }) });
-      result.destroy();
-    } else if (msg.type === "demo") {
-      const demo = py.pyimport("rl_ops_numpy.demo");
-      const onLog = (phase, step, total, metrics) => {
-        post({ type: "event", id, data: { phase, step, total, metrics: metrics.toJs({ dict_converter: Object.fromEntries }) } });
-        metrics.destroy();
-      };
-      const result = demo.run(demo.BROWSER_CONFIG, onLog);
-      done(id, { ok: true, result: result.toJs({ dict_converter: Object.fromEntries }) });
-      result.destroy();
-    }
+    outcome = await execute(msg, output);
   } catch (err) {
-    const failure =
-      err instanceof LoadError
-        ? { kind: "load", what: err.what, message: err.message, offline: self.navigator.onLine === false }
-        : { kind: "error", message: String(err?.message ?? err) };
-    done(id, { ok: false, failure });
-  } finally {
-    // a Stop that arrives as this job ends must not interrupt the next one
-    if (msg.interrupt) msg.interrupt[0] = 0;
+    outcome = {
+      ok: false,
+      failure:
+        err instanceof LoadError
+          ? { kind: "load", what: err.what, message: err.message, offline: self.navigator.onLine === false }
+          : { kind: "error", message: String(err?.message ?? err) },
+    };
   }
+  output.finish();
+  // put the interpreter back for the next job; when that cannot be done, ask for a new worker
+  let problems;
+  try {
+    problems = pyodide ? [...restoreInterpreter()] : [];
+    pyodide?.runPython("1"); // the interpreter still answers (not exited, not fatally failed)
+  } catch (err) {
+    problems = [String(err?.message ?? err).split("\n")[0]];
+    // the job ended the interpreter itself (os._exit, a fatal error): that is what it failed of
+    if (outcome.failure?.kind === "error") outcome.failure.kind = "died";
+  }
+  send({ id: msg.id, type: "done", outcome, restart: problems.length ? problems.join("; ") : null });
 }
 
-// One message at a time: Python itself is single-threaded. Cancels act at once, on the queue.
 let queue = Promise.resolve();
-const cancelled = new Set();
-self.onmessage = (event) => {
-  const msg = event.data;
-  if (msg.type === "config") {
-    config = msg.config;
-    return;
-  }
-  if (msg.type === "cancel") {
-    cancelled.add(msg.id);
-    return;
-  }
-  queue = queue.then(() => (cancelled.delete(msg.id) ? post({ type: "done", id: msg.id, ok: false }) : handle(msg)));
-};
+self.addEventListener("message", (event) => {
+  if (port || event.data?.type !== "init") return;
+  config = event.data.config;
+  [port] = event.ports;
+  port.onmessage = (e) => {
+    const msg = e.data;
+    send({ id: msg.id, type: "ack" });
+    queue = queue.then(() => handle(msg));
+  };
+});

@@ -45,13 +45,11 @@ COUNTING = """
 window.__demos = 0;
 export function runtime() {
   return {
-    config: {}, prefetch() {}, onProgress() { return () => {}; },
+    config: {}, prefetch() {}, stop() {}, onProgress() { return () => {}; },
     demo() {
       window.__demos++;
-      const job = new Promise((resolve) =>
-        setTimeout(() => resolve({ ok: false, stopped: true }), 500));
-      job.id = window.__demos;
-      return job;
+      return { done: new Promise((resolve) =>
+        setTimeout(() => resolve({ state: "stopped", ok: false }), 500)) };
     },
   };
 }

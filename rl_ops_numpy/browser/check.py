@@ -1,16 +1,26 @@
 """Check a learner's function against the NumPy reference on many random inputs.
 
-The worker's **Check** button (and the drill's "check by meaning") calls :func:`check` with the
-learner's code. It defines the learner's function, calls it on seeded random inputs of every mask
-layout and a few sizes (as tensors of whatever ``torch`` is: the real one under CPython, the
-NumPy layer in the browser), calls the reference on the same numbers, and returns which cases
-differ, with their inputs, as plain data the page formats in the reader's language.
+The worker's **Check** button (and the drill's "check by meaning") checks in two phases, so that
+nothing the learner's code does can take part in the verdict:
+
+1. :func:`learner_outputs` runs the learner's code, then calls their function on seeded random
+   inputs of every mask layout and a few sizes (as tensors of whatever ``torch`` is: the real one
+   under CPython, the NumPy layer in the browser). Whatever it returns or raises is kept as is.
+2. The worker puts the interpreter back as it was (``sandbox.restore``): a patched
+   ``np.allclose``, a rebound checker function, a changed ``Tensor`` are gone.
+3. :func:`verdict` draws the same inputs again, computes the references, reads the learner's
+   outputs strictly (only tensors, arrays, numbers and tuples of them; nothing of theirs runs)
+   and compares. It returns which cases differ, with their inputs, as plain data the page
+   formats in the reader's language.
+
+:func:`check` does 1 and 3 in one call, for CPython and the tests.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,6 +31,7 @@ import rl_ops_numpy as ops
 from .runner import CELL, format_exception, format_syntax_error, parts_from
 
 Inputs = dict[str, object]
+CASES = 36  # random inputs per check
 
 
 def _mask(rng: np.random.Generator, B: int, T: int, case: int) -> np.ndarray:
@@ -147,15 +158,41 @@ SPECS: dict[str, Spec] = {
 }
 
 
+class Raised(str):
+    """What a call of the learner's function raised, already formatted in their terms."""
+
+
+# numbers a learner's function may return, by exact type (a subclass could run its own code)
+_NUMBERS = (float, int, bool, np.float32, np.float64, np.int32, np.int64, np.bool_)
+
+
+def _tensor_classes() -> list[type]:
+    """The tensor classes whose outputs are read: the layer's, and real torch's under CPython."""
+    from .torch_layer import Tensor
+
+    real = getattr(sys.modules.get("torch"), "Tensor", None)
+    return [Tensor] if real is None or real is Tensor else [Tensor, real]
+
+
 def _to_numpy(x: object) -> object:
-    """Tensors (real or layer), arrays, numbers and tuples of them, as NumPy values."""
-    if isinstance(x, tuple | list):
+    """A learner's output as NumPy values, read strictly: a tensor of exactly the layer's (or
+    real torch's) class, an array, a number, or a tuple or list of those, each of exactly that
+    type, so no method of the learner's runs here; anything else raises TypeError."""
+    kind = type(x)
+    if kind is tuple or kind is list:
         return tuple(_to_numpy(v) for v in x)
-    if hasattr(x, "detach"):
-        x = x.detach()
-    if hasattr(x, "numpy"):
-        return np.asarray(x.numpy(), dtype=np.float64)
-    return np.asarray(x, dtype=np.float64)
+    layer, *real = _tensor_classes()
+    if kind is layer:
+        data = x._data
+    elif real and kind is real[0]:
+        data = x.detach().cpu().numpy()
+    elif kind is np.ndarray or kind in _NUMBERS:
+        data = x
+    else:
+        raise TypeError(f"returned a {kind.__name__}, expected tensors")
+    if type(data) is not np.ndarray and type(data) not in _NUMBERS:
+        raise TypeError(f"returned a tensor holding a {type(data).__name__}")
+    return np.array(data, dtype=np.float64)
 
 
 def _show(x: object) -> str:
@@ -209,36 +246,66 @@ def define(code: str, name: str, parts: list[dict] | None = None) -> tuple[objec
     return fn, None
 
 
-def check(stem: str, code: str, name: str, parts: list[dict] | None = None,
-          cases: int = 36, seed: int = 0) -> dict:
-    """Compare the learner's ``name`` with the reference of ``stem`` on ``cases`` inputs.
+def _case_inputs(spec: Spec, seed: int, case: int) -> Inputs:
+    return spec.make_inputs(np.random.default_rng([seed, case]), case)
 
-    Returns ``{"total", "passed", "failures": [{"case", "inputs", "expected", "got",
-    "reason"}], "error"}``; at most three failures are described.
+
+def learner_outputs(stem: str, code: str, name: str, parts: list[dict] | None = None,
+                    cases: int = CASES, seed: int = 0) -> tuple[list, str | None]:
+    """Phase 1 (the learner's code runs): define their function and call it on each case.
+
+    Returns ``(outputs, error)``: one entry per case, what the call returned or a
+    :class:`Raised` message; or ``([], error)`` when the code does not even define the
+    function.
     """
     import torch  # the real torch under CPython, the layer in the browser
 
     spec = SPECS[stem]
     fn, error = define(code, name, parts)
-    result: dict = {"total": cases, "passed": 0, "failures": [], "error": error}
     if error:
-        return result
+        return [], error
+    outputs: list = []
     for case in range(cases):
-        inputs = spec.make_inputs(np.random.default_rng([seed, case]), case)
-        want = _to_numpy(spec.reference(**inputs))
-        as_tensors = {
-            k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in inputs.items()
-        }
+        inputs = _case_inputs(spec, seed, case)
+        as_tensors = [torch.tensor(v) if isinstance(v, np.ndarray) else v for v in inputs.values()]
         try:
             with contextlib.redirect_stdout(io.StringIO()):
                 # positional, in the lesson's parameter order: learners may rename parameters
-                got_raw = fn(*as_tensors.values())
-            got = _to_numpy(got_raw)
-            reason = _differs(got, want, spec)
+                outputs.append(fn(*as_tensors))
         except KeyboardInterrupt:
             raise
         except BaseException as err:
-            got, reason = None, format_exception(err, code, parts_from(parts, code)).strip()
+            outputs.append(Raised(format_exception(err, code, parts_from(parts, code)).strip()))
+    return outputs, None
+
+
+def verdict(stem: str, phase1: tuple[list, str | None], cases: int = CASES,
+            seed: int = 0) -> dict:
+    """Phase 3 (after the interpreter was put back): the references, compared with the
+    learner's outputs of phase 1.
+
+    Returns ``{"total", "passed", "failures": [{"case", "inputs", "expected", "got",
+    "reason"}], "error"}``; at most three failures are described.
+    """
+    outputs, error = phase1
+    error = error if type(error) is str else None if error is None else "the code could not run"
+    result: dict = {"total": cases, "passed": 0, "failures": [], "error": error}
+    if error:
+        return result
+    spec = SPECS[stem]
+    for case in range(cases):
+        inputs = _case_inputs(spec, seed, case)
+        want = _reference_numpy(spec.reference(**inputs))
+        raw = outputs[case] if type(outputs) is list and case < len(outputs) else None
+        got: object = None
+        if type(raw) is Raised:
+            reason = str.__str__(raw)
+        else:
+            try:
+                got = _to_numpy(raw)
+                reason = _differs(got, want, spec)
+            except TypeError as err:
+                got, reason = None, f"TypeError: {err}"
         if reason is None:
             result["passed"] += 1
         elif len(result["failures"]) < 3:
@@ -250,3 +317,16 @@ def check(stem: str, code: str, name: str, parts: list[dict] | None = None,
                 "reason": reason,
             })
     return result
+
+
+def _reference_numpy(x: object) -> object:
+    """The reference's result (NumPy values, numbers or tuples of them) in float64."""
+    if isinstance(x, tuple):
+        return tuple(_reference_numpy(v) for v in x)
+    return np.asarray(x, dtype=np.float64)
+
+
+def check(stem: str, code: str, name: str, parts: list[dict] | None = None,
+          cases: int = CASES, seed: int = 0) -> dict:
+    """Phases 1 and 3 in one call (no interpreter to put back in between): CPython, tests."""
+    return verdict(stem, learner_outputs(stem, code, name, parts, cases, seed), cases, seed)

@@ -64,23 +64,52 @@ def format_syntax_error(err: SyntaxError, code: str, parts: list[Part]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _learner_frames(tb: TracebackType | None) -> list[traceback.FrameSummary]:
-    return [f for f in traceback.extract_tb(tb) if f.filename == CELL]
+SHOWN_FRAMES = 10  # runs of frames shown at each end of a long traceback
+MESSAGE_CHARS = 2000  # characters of an exception's message shown
+
+
+def _learner_runs(tb: TracebackType | None) -> list[list]:
+    """The learner's frames as runs ``[line, function, times]``: a recursion that repeats one
+    line 10 000 times is one run. Walks the traceback without building every frame summary."""
+    runs: list[list] = []
+    for frame, lineno in traceback.walk_tb(tb):
+        if frame.f_code.co_filename != CELL:
+            continue
+        key = [lineno, frame.f_code.co_name]
+        if runs and runs[-1][:2] == key:
+            runs[-1][2] += 1
+        else:
+            runs.append([*key, 1])
+    return runs
 
 
 def format_exception(err: BaseException, code: str, parts: list[Part]) -> str:
-    """A traceback of the learner's frames only, then the error; hints for common slips."""
-    frames = _learner_frames(err.__traceback__)
+    """A traceback of the learner's frames only, then the error; hints for common slips.
+
+    Repeated frames are counted, not repeated; past ``2 × SHOWN_FRAMES`` runs only the first and
+    the last are shown; a message is cut at ``MESSAGE_CHARS``.
+    """
+    runs = _learner_runs(err.__traceback__)
     out = []
-    if frames:
+    if runs:
         out.append("Traceback (most recent call last):")
-        for f in frames:
-            fn = "" if f.name == "<module>" else f", in {f.name}"
-            out.append(f"  {where(f.lineno or 0, parts)}{fn}")
-            text = _source_line(code, f.lineno or 0).strip()
+        hidden = max(0, len(runs) - 2 * SHOWN_FRAMES)
+        shown = runs if not hidden else [*runs[:SHOWN_FRAMES], None, *runs[-SHOWN_FRAMES:]]
+        for run in shown:
+            if run is None:
+                out.append(f"  [... {hidden} more frames ...]")
+                continue
+            line, name, times = run
+            fn = "" if name == "<module>" else f", in {name}"
+            out.append(f"  {where(line or 0, parts)}{fn}")
+            text = _source_line(code, line or 0).strip()
             if text:
                 out.append(f"    {text}")
+            if times > 1:
+                out.append(f"  [Previous line repeated {times - 1} more times]")
     message = "".join(traceback.format_exception_only(type(err), err)).strip()
+    if len(message) > MESSAGE_CHARS:
+        message = f"{message[:MESSAGE_CHARS]} [... {len(message) - MESSAGE_CHARS} characters more]"
     out.append(message)
     if isinstance(err, NameError) and getattr(err, "name", None) == "_____":
         out.append("Hint: this line still holds a blank (_____): fill it in.")
@@ -115,8 +144,11 @@ def run_cell(code: str, parts: list[dict] | None = None, namespace: dict | None 
         exec(compiled, ns)
     except KeyboardInterrupt:
         raise  # Stop was pressed: the page says so, in its own language
-    except SystemExit as err:
-        return err.code in (None, 0)
+    except SystemExit as err:  # sys.exit(): said, not hidden
+        if err.code in (None, 0):
+            return True
+        sys.stderr.write(f"SystemExit: {err.code}\n")
+        return False
     except BaseException as err:  # the learner's error, whatever it is, is reported
         sys.stderr.write(format_exception(err, code, cell_parts))
         return False

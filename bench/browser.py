@@ -10,6 +10,9 @@ download costs nothing, and the caches would have nothing to save.
 
 Drill (issue 5): interactive (inputs present) within 50 ms of DOMContentLoaded; its own JavaScript
 and CSS under 30 KB; nothing fetched until a check needs Python.
+
+A learner's output flood: the main thread's longest block and the page's memory while
+``while True: print('y')`` runs until its time limit.
 """
 
 from __future__ import annotations
@@ -195,6 +198,57 @@ def drill(b, url: str) -> bool:
     return all(ok for _, ok in targets)
 
 
+FLOOD = "while True:\n    print('y')\n"
+
+
+def flood(b, url: str) -> bool:
+    """`while True: print('y')` until the time limit stops it: the main thread's longest block
+    (Long Tasks API) and the page's memory (JS heap, DOM nodes), sampled as it runs."""
+    context = b.new_context()
+    page = context.new_page()
+    page.goto(f"{url}/en/ppo/")
+    page.wait_for_load_state("networkidle")
+    page.evaluate("""() => {
+        window.__longest = 0;
+        new PerformanceObserver((list) => {
+            for (const e of list.getEntries()) {
+                window.__longest = Math.max(window.__longest, e.duration);
+            }
+        }).observe({ type: 'longtask', buffered: false });
+    }""")
+    root = page.locator(CELL)
+    root.locator("[data-action='edit']").click()
+    root.locator("textarea").fill("print('warm')\n")
+    root.locator("[data-action='run']").click()
+    page.wait_for_function(f"document.querySelector(\"{CELL}\").dataset.state === 'idle'",
+                           timeout=120_000)
+    page.eval_on_selector(CELL, "el => el.dataset.timeout = '5'")
+    page.evaluate("window.__longest = 0")
+    client = context.new_cdp_session(page)
+    client.send("Performance.enable")
+    root.locator("textarea").fill(FLOOD)
+    root.locator("[data-action='run']").click()
+    heap, nodes = [], []
+    while page.evaluate(f"document.querySelector(\"{CELL}\").dataset.state") != "idle":
+        metrics = {m["name"]: m["value"] for m in client.send("Performance.getMetrics")["metrics"]}
+        heap.append(metrics["JSHeapUsedSize"] / 1e6)
+        nodes.append(metrics["Nodes"])
+        page.wait_for_timeout(250)
+    longest = page.evaluate("window.__longest")
+    chars = page.evaluate(f"document.querySelector(\"{CELL} [data-output]\").textContent.length")
+    context.close()
+    print(f"while True: print('y') for 5 s: longest main-thread block {longest:.0f} ms; "
+          f"JS heap {min(heap):.1f}-{max(heap):.1f} MB; "
+          f"DOM nodes {min(nodes):.0f}-{max(nodes):.0f}; output kept: {chars:,} characters")
+    targets = [
+        ("main thread never blocked 100 ms or more", longest < 100),
+        ("page memory bounded (JS heap under 100 MB)", max(heap) < 100),
+    ]
+    for label, ok in targets:
+        print(f"target: {label}: {'PASS' if ok else 'FAIL'}")
+    return all(ok for _, ok in targets)
+
+
 def main() -> bool:
     site = build_site()
     start = time.perf_counter()
@@ -204,5 +258,7 @@ def main() -> bool:
         ok_runner = runner(b, slow)
         print("-- drill")
         ok_drill = drill(b, url)
+        print("-- a learner's output flood")
+        ok_flood = flood(b, url)
     print(f"({time.perf_counter() - start:.0f} s)")
-    return ok_runner and ok_drill
+    return ok_runner and ok_drill and ok_flood

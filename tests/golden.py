@@ -13,19 +13,40 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "overrides" / "hooks"))
-
-from lessons import Lesson, find_lessons  # noqa: E402
 
 
-def golden_path(lesson: Lesson) -> Path:
-    return lesson.path.with_suffix(".out")
+@dataclass(frozen=True)
+class Script:
+    """A runnable file of the pages: a lesson (an exercise and its test) or an example."""
+
+    path: Path
+
+    @property
+    def text(self) -> str:
+        return self.path.read_text(encoding="utf-8")
+
+    @property
+    def stem(self) -> str:
+        return f"{self.path.parent.name}/{self.path.stem}"
 
 
-def run_lesson(lesson: Lesson, layer: bool = False) -> str:
+def scripts(docs: Path = ROOT / "docs") -> list[Script]:
+    """Every lesson and example file under ``docs``, by their snippet sections."""
+    return [
+        Script(path) for path in sorted(docs.rglob("*.py"))
+        if any(f"[start:{s}]" in path.read_text(encoding="utf-8") for s in ("exercise", "example"))
+    ]
+
+
+def golden_path(script) -> Path:
+    return script.path.with_suffix(".out")
+
+
+def run_lesson(lesson, layer: bool = False) -> str:
     """Run the whole lesson file (solution + test block) and return its stdout: with real torch,
     or with the browser's torch layer registered as ``torch``."""
     out = io.StringIO()
@@ -44,8 +65,8 @@ def run_lesson(lesson: Lesson, layer: bool = False) -> str:
 def main() -> int:
     write, layer = "--write" in sys.argv, "--layer" in sys.argv
     stale = []
-    for lesson in find_lessons(ROOT / "docs"):
-        path, now = golden_path(lesson), run_lesson(lesson, layer=layer)
+    for script in scripts():
+        path, now = golden_path(script), run_lesson(script, layer=layer)
         if not path.exists() or path.read_text(encoding="utf-8") != now:
             stale.append(path.relative_to(ROOT))
             if write and not layer:

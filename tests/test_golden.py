@@ -10,13 +10,13 @@ import sys
 
 import pytest
 
-from .conftest import LESSONS, ROOT
+from .conftest import ROOT, SCRIPTS
 from .golden import golden_path, run_lesson
 
 
-@pytest.mark.parametrize("stem", sorted(LESSONS))
+@pytest.mark.parametrize("stem", sorted(SCRIPTS))
 def test_golden_output_is_what_torch_prints(stem):
-    lesson = LESSONS[stem]
+    lesson = SCRIPTS[stem]
     path = golden_path(lesson)
     assert path.exists(), f"{path} is missing: run `make golden`"
     assert run_lesson(lesson) == path.read_text(encoding="utf-8"), (
@@ -24,9 +24,9 @@ def test_golden_output_is_what_torch_prints(stem):
     )
 
 
-@pytest.mark.parametrize("stem", sorted(LESSONS))
+@pytest.mark.parametrize("stem", sorted(SCRIPTS))
 def test_golden_output_is_what_the_browsers_torch_layer_prints(stem):
-    lesson = LESSONS[stem]
+    lesson = SCRIPTS[stem]
     assert run_lesson(lesson, layer=True) == golden_path(lesson).read_text(encoding="utf-8")
 
 
@@ -51,7 +51,7 @@ def test_golden_outputs_hold_in_the_layer_on_numpys_baseline_kernels():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("stem", sorted(LESSONS))
+@pytest.mark.parametrize("stem", sorted(SCRIPTS))
 def test_lessons_draw_random_inputs_on_torchs_cpu_independent_path(stem, monkeypatch):
     # torch's randn of 16 or more values depends on the CPU's vector kernels; fewer do not
     from rl_ops_numpy.browser.torch_layer.random import Generator
@@ -64,5 +64,5 @@ def test_lessons_draw_random_inputs_on_torchs_cpu_independent_path(stem, monkeyp
         return randn(self, n, np_dtype)
 
     monkeypatch.setattr(Generator, "randn", recorded)
-    run_lesson(LESSONS[stem], layer=True)
+    run_lesson(SCRIPTS[stem], layer=True)
     assert all(n < 16 for n in sizes), sizes

@@ -81,3 +81,88 @@ def test_k3_has_lower_variance_than_k1_when_p_is_close_to_q():
 def test_kl_bad_input():
     with pytest.raises(ValueError, match=r"p_logprobs \[2\], q_logprobs \[3\]"):
         kl_estimators(np.zeros(2), np.zeros(3))
+
+
+# ---- what the page claims about the estimators, pinned with real autograd ----------------------
+
+
+def _categorical(seed: int, n: int = 5):
+    g = torch.Generator().manual_seed(seed)
+    theta = torch.randn(n, generator=g, dtype=torch.float64, requires_grad=True)
+    p = torch.softmax(torch.randn(n, generator=g, dtype=torch.float64), 0)
+    return theta, p
+
+
+def _expected_gradient(theta, p, estimator, role):
+    """∇θ of E_{x∼q}[·] for one estimator, by autograd, exactly (a sum over the vocabulary).
+
+    In the loss: E_q[∇k(x)], the sample held fixed (q's weights detached). In the reward:
+    E_q[k(x) ∇log q(x)] with k detached, the score-function (REINFORCE) gradient."""
+    q = torch.softmax(theta, 0)
+    log_r = p.log() - q.log()
+    k = {"k1": -log_r, "k2": 0.5 * log_r**2, "k3": log_r.exp() - 1 - log_r}[estimator]
+    if role == "loss":
+        objective = (q.detach() * k).sum()
+    else:
+        objective = (q.detach() * k.detach() * q.log()).sum()
+    (grad,) = torch.autograd.grad(objective, theta)
+    return grad
+
+
+def _true_gradients(theta, p):
+    q = torch.softmax(theta, 0)
+    reverse = (q * (q.log() - p.log())).sum()  # KL(q ‖ p)
+    forward = (p * (p.log() - q.log())).sum()  # KL(p ‖ q)
+    return {
+        "reverse": torch.autograd.grad(reverse, theta, retain_graph=True)[0],
+        "forward": torch.autograd.grad(forward, theta)[0],
+    }
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_k1_in_the_loss_has_zero_expected_gradient_and_k1_in_the_reward_is_the_kl_gradient(seed):
+    theta, p = _categorical(seed)
+    true = _true_gradients(theta, p)
+    zero = torch.zeros_like(theta)
+    torch.testing.assert_close(_expected_gradient(theta, p, "k1", "loss"), zero)
+    torch.testing.assert_close(_expected_gradient(theta, p, "k1", "reward"), true["reverse"])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_k2_in_the_loss_gives_reverse_kl_and_k3_in_the_loss_gives_forward_kl_gradient(seed):
+    theta, p = _categorical(seed)
+    true = _true_gradients(theta, p)
+    torch.testing.assert_close(_expected_gradient(theta, p, "k2", "loss"), true["reverse"])
+    torch.testing.assert_close(_expected_gradient(theta, p, "k3", "loss"), true["forward"])
+    # and K2, K3 used as rewards give neither (the page's "—")
+    for estimator in ("k2", "k3"):
+        g = _expected_gradient(theta, p, estimator, "reward")
+        assert not torch.allclose(g, true["reverse"]) and not torch.allclose(g, true["forward"])
+
+
+def test_sampled_k1_and_k3_estimate_the_kl_and_k2_is_biased():
+    rng = np.random.default_rng(7)
+    q = np.array([0.35, 0.25, 0.15, 0.12, 0.08, 0.05])
+    p = np.array([0.20, 0.20, 0.20, 0.20, 0.10, 0.10])
+    exact = float(np.sum(q * np.log(q / p)))
+    tokens = rng.choice(len(q), size=200_000, p=q)
+    k1, k2, k3 = kl_estimators(np.log(p[tokens]), np.log(q[tokens]))
+    for k in (k1, k3):
+        assert abs(k.mean() - exact) < 4 * k.std() / np.sqrt(len(k))
+    expected_k2 = float(np.sum(q * 0.5 * np.log(p / q) ** 2))
+    assert abs(k2.mean() - expected_k2) < 4 * k2.std() / np.sqrt(len(k2))
+    assert abs(expected_k2 - exact) > 10 * k2.std() / np.sqrt(len(k2))  # biased, measurably
+    assert (k1 < 0).mean() > 0.3  # single K1 samples are often negative
+
+
+def test_neither_k2_nor_k3_has_the_lower_variance_in_general():
+    rng = np.random.default_rng(0)
+    lower = 0
+    for _ in range(500):
+        q, p = rng.dirichlet(np.ones(4)), rng.dirichlet(np.ones(4))
+        log_r = np.log(p / q)
+        k2, k3 = 0.5 * log_r**2, np.expm1(log_r) - log_r
+        var2 = np.sum(q * k2**2) - np.sum(q * k2) ** 2
+        var3 = np.sum(q * k3**2) - np.sum(q * k3) ** 2
+        lower += var2 < var3
+    assert 0.2 < lower / 500 < 0.8

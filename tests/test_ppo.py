@@ -197,3 +197,30 @@ def test_package_exports_exactly_the_operators():
     assert sorted(rl_ops_numpy.__all__) == sorted(rl_ops_numpy._OPERATORS)
     for name in rl_ops_numpy.__all__:
         assert callable(getattr(rl_ops_numpy, name))
+
+
+# ---- the padding claims of Exercise 1, pinned with real torch ----------------------------------
+
+
+def test_filling_padding_after_exp_gives_nan_and_masking_the_log_ratio_first_does_not():
+    new = torch.tensor([[0.1, -float("inf")]])
+    old = torch.tensor([[0.0, -float("inf")]])
+    mask = torch.tensor([[1.0, 0.0]])
+    after = (new - old).exp() * mask + (1 - mask)
+    assert torch.isnan(after[0, 1])
+    lesson = lesson_function("ppo/importance_ratio")(new, old, mask)
+    assert lesson[0, 1].item() == 1.0
+    np.testing.assert_allclose(importance_ratio(new.numpy(), old.numpy(), mask.numpy()),
+                               lesson.numpy())
+
+
+def test_where_after_exp_has_the_right_values_but_a_nan_gradient():
+    new = torch.tensor([0.1, 1000.0], requires_grad=True)  # padding holds a huge log-prob
+    mask = torch.tensor([True, False])
+    ratio = torch.where(mask, new.exp(), torch.ones(2))
+    assert torch.isfinite(ratio).all()
+    ratio.sum().backward()
+    assert torch.isnan(new.grad[1])  # 0 · exp(1000) = 0 · inf
+    masked_first = torch.tensor([0.1, 1000.0], requires_grad=True)
+    masked_first.masked_fill(~mask, 0.0).exp().sum().backward()
+    assert torch.isfinite(masked_first.grad).all()

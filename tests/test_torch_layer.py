@@ -43,7 +43,10 @@ TRANSCENDENTAL_ULPS = 2
 COMPOSITE_ULPS = 4
 # randn of 16 or more values: |layer − torch| ≤ RANDN_BOUND · max(1, |x|) (float32)
 RANDN_BOUND = 16 * float(np.finfo(np.float32).eps)
-LESSONS = sorted((ROOT / "docs").glob("ppo/*.py")) + sorted((ROOT / "docs").glob("s21/*.py"))
+LESSONS = [
+    path for path in sorted((ROOT / "docs").glob("*/*.py"))
+    if "[start:exercise]" in path.read_text(encoding="utf-8")
+]
 TORCH_NAMES = ("torch", "torch.nn", "torch.nn.functional")
 
 
@@ -270,6 +273,9 @@ EXERCISES = {
         [_normal(r, b, scale=20, shift=-50) for _ in range(4)], {"beta": 0.1}), False),
     "s21/ppo_clipped_objective.py": (lambda r, b, t: (
         [np.exp(_normal(r, b, t, scale=0.3)), _normal(r, b, t)], {"clip_epsilon": 0.2}), False),
+    "ppo/masked_whiten.py": (lambda r, b, t: (
+        [_normal(r, b, t, scale=2.0), _mask(r, b, t, keep_row=True)],
+        {"shift_mean": bool(r.random() < 0.5)}), False),
 }
 SHAPES = [(1, 1), (1, 6), (4, 1), (2, 5), (3, 8), (5, 17), (8, 33)]
 
@@ -536,6 +542,16 @@ torch.sum(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), 1)
 torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).mean()
 torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).mean(dim=-1)
 torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).mean(0, True)
+torch.tensor([[1.0, 2.0, 3.5], [4.0, 5.0, 6.0]]).std()
+torch.tensor([[1.0, 2.0, 3.5], [4.0, 5.0, 6.0]]).std(dim=1)
+torch.tensor([[1.0, 2.0, 3.5], [4.0, 5.0, 6.0]]).std(0, keepdim=True)
+torch.tensor([[1.0, 2.0, 3.5], [4.0, 5.0, 6.0]]).var(1, unbiased=False)
+torch.tensor([[1.0, 2.0, 3.5], [4.0, 5.0, 6.0]]).var(dim=-1, correction=0)
+torch.tensor([[1.0, 2.0, 3.5], [4.0, 5.0, 6.0]]).std(False)
+torch.std(torch.tensor([1.0, 2.0, 4.0]), dim=0)
+torch.var(torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64))
+torch.tensor([3.0]).std()
+torch.tensor([1, 2]).std()
 torch.tensor([1, 2]).mean()
 torch.tensor([1, 2]).mean(dtype=torch.float32)
 torch.tensor([1, 2]).float().mean()
@@ -741,7 +757,7 @@ EXPRESSION_LIST = [line for line in EXPRESSIONS.strip().splitlines() if line.str
 
 # expressions whose values come from transcendental functions, and how many ulps they may be
 # off; every other expression must give torch's exact bits and printed form
-COMPOSITE = re.compile(r"sigmoid|softplus|softmax|logsigmoid")
+COMPOSITE = re.compile(r"sigmoid|softplus|softmax|logsigmoid|\bstd\b|\bvar\b")
 TRANSCENDENTAL = re.compile(r"\b(exp|expm1|log|log1p|tanh)\b|\*\*")
 
 
@@ -941,6 +957,18 @@ def test_sums_of_values_exact_in_any_order_give_torchs_bits():
         for name in ("sum", "mean"):
             want = getattr(real_torch.from_numpy(data), name)(dim=dim)
             assert summary(getattr(layer.from_numpy(data), name)(dim=dim)) == summary(want)
+
+
+@pytest.mark.parametrize("shape", [(7,), (3, 8), (2, 5, 4)], ids=str)
+def test_std_and_var_match_torch_within_ulps_for_every_dim_and_correction(shape):
+    rng = np.random.default_rng(sum(shape))
+    data = (rng.standard_normal(shape) * 2 + 1).astype(np.float32)
+    for dim in [None, 0, -1, *([(0, -1)] if len(shape) > 1 else [])]:
+        for kwargs in ({}, {"correction": 0}, {"keepdim": True}, {"unbiased": False}):
+            for name in ("std", "var"):
+                want = getattr(real_torch.from_numpy(data), name)(dim=dim, **kwargs)
+                got = getattr(layer.from_numpy(data), name)(dim=dim, **kwargs)
+                assert_within_ulps(got, want, COMPOSITE_ULPS)
 
 
 def test_mean_of_integers_is_refused_like_torch():
@@ -1249,7 +1277,7 @@ def test_no_grad_is_a_context_manager_and_a_decorator():
         (lambda: layer.nn.Linear, "torch.nn.Linear"),
         (lambda: layer.nn.functional.layer_norm, "torch.nn.functional.layer_norm"),
         (lambda: layer.tensor([1.0]).cuda, "Tensor.cuda"),
-        (lambda: layer.tensor([1.0]).std, "Tensor.std"),
+        (lambda: layer.tensor([1.0]).median, "Tensor.median"),
         (lambda: layer.tensor([1.0]) @ layer.tensor([1.0]), "@"),
     ],
 )

@@ -27,14 +27,17 @@ def compute_gae(rewards, values, mask, gamma=1.0, lam=0.95):
         # TODO 3: Â_t = δ_t + γλ Â_{t+1}
         gae_t = delta + gamma * lam * gae
 
-        # padding keeps the running Â and V: nothing leaks across it
-        m = mask[:, t]
-        gae = m * gae_t + (1 - m) * gae
-        next_value = m * values[:, t] + (1 - m) * next_value
+        # TODO 4: on padding the running Â stays as it was (torch.where:
+        # a multiply by the mask would let a NaN there through)
+        real = mask[:, t] == 1
+        gae = torch.where(real, gae_t, gae)
+
+        # TODO 5: the same for V: the next real token's value
+        next_value = torch.where(real, values[:, t], next_value)
         advantages[:, t] = gae
 
-    advantages = advantages * mask
-    returns = (advantages + values) * mask  # the critic's targets
+    advantages = advantages.masked_fill(mask == 0, 0.0)
+    returns = (advantages + values).masked_fill(mask == 0, 0.0)  # V targets
     return advantages.detach(), returns.detach()
 # --8<-- [end:exercise]
 
@@ -46,14 +49,18 @@ rewards[:, -1] = torch.tensor([1.0, -0.5])  # RM score on the last token
 values = torch.zeros(B, T) + 0.1
 mask = torch.ones(B, T)
 adv, ret = compute_gae(rewards, values, mask)
-print(f"advantages:\n{adv}")
-print(f"returns:\n{ret}")
+print(f"Â =\n{adv}")
+print(f"R =\n{ret}")
 
-# Right padding: the row ends after 3 tokens; the padded value 9.0 must not
-# leak into token 2.
+# Right padding: the row ends after 3 tokens; what padding holds (9.0, NaN)
+# must not reach token 2.
 rewards = torch.tensor([[0.0, 0.0, 1.0, 0.0, 0.0]])
-values = torch.tensor([[0.1, 0.1, 0.1, 9.0, 9.0]])
+values = torch.tensor([[0.1, 0.1, 0.1, 9.0, float("nan")]])
 mask = torch.tensor([[1.0, 1.0, 1.0, 0.0, 0.0]])
 adv, ret = compute_gae(rewards, values, mask)
-print(f"right-padded advantages:\n{adv}")
+print(f"mask = {mask[0].tolist()}: Â =\n{adv}")
+
+# λ = 0.95 on a 1,000-token answer: the share of the last token's reward
+# that reaches the first token through (γλ)^t alone
+print(f"0.95 ** 1000 = {0.95 ** 1000:.1e}")
 # --8<-- [end:test]

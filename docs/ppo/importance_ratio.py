@@ -10,15 +10,17 @@ def importance_ratio(new_logprobs, old_logprobs, mask):
         old_logprobs: [B, T] the same under the frozen policy that sampled
         mask:         [B, T], 1 on response tokens, 0 on padding
     Returns:
-        ratio:        [B, T], 1.0 on padding
+        ratio:        [B, T], exactly 1.0 on padding
     """
     # TODO 1: log ρ = log π_θ − log π_old
     log_ratio = new_logprobs - old_logprobs
 
-    # TODO 2: ρ = exp(log ρ)
+    # TODO 2: log ρ = 0 on padding, before exp: whatever padding holds
+    # (−1000, −inf), exp never sees it
+    log_ratio = log_ratio.masked_fill(mask == 0, 0.0)
+
+    # TODO 3: ρ = exp(log ρ)
     ratio = log_ratio.exp()
-    # padding gets ρ = 1 (= exp(0)): no update signal, no inf or NaN there
-    ratio = ratio * mask + (1 - mask)
     return ratio
 # --8<-- [end:exercise]
 
@@ -31,6 +33,13 @@ new = old + torch.randn(B, T) * 0.05
 mask = torch.tensor([[1, 1, 1, 1, 0, 0],
                      [1, 1, 1, 0, 0, 0]], dtype=torch.float)
 ratio = importance_ratio(new, old, mask)
-print(f"ratio range: [{ratio.min():.4f}, {ratio.max():.4f}]")
-print(f"ratio on padding: {ratio[mask == 0].tolist()}")
+print(f"ρ[mask == 1] ∈ [{ratio[mask == 1].min():.4f}, "
+      f"{ratio[mask == 1].max():.4f}]")
+print(f"ρ[mask == 0] = {ratio[mask == 0].tolist()}")
+
+# padding may hold anything: here −inf, as a log-prob of 0 would be
+new[0, 5] = old[0, 5] = -float("inf")
+print(f"ρ[0, 3:] = {importance_ratio(new, old, mask)[0, 3:]}")
+naive = (new - old).exp() * mask + (1 - mask)  # fill after exp
+print(f"exp(log ρ)·mask + (1 - mask), [0, 3:] = {naive[0, 3:]}")
 # --8<-- [end:test]

@@ -15,8 +15,8 @@ def policy_surrogate_loss(new_logprobs, old_logprobs, advantages, mask,
     Returns:
         scalar loss, the mean over response tokens
     """
-    # TODO 1: ρ = exp(log π_θ − log π_old)
-    ratio = (new_logprobs - old_logprobs).exp()
+    # TODO 1: ρ = exp(log π_θ − log π_old), log ρ = 0 on padding (Ex. 1)
+    ratio = (new_logprobs - old_logprobs).masked_fill(mask == 0, 0.0).exp()
 
     # TODO 2: unclipped term −Â·ρ
     unclipped = -advantages * ratio
@@ -28,8 +28,9 @@ def policy_surrogate_loss(new_logprobs, old_logprobs, advantages, mask,
     # TODO 4: the larger loss of the two (the pessimistic bound)
     loss_per_tok = torch.maximum(unclipped, clipped)
 
-    # mean over response tokens
-    return (loss_per_tok * mask).sum() / mask.sum().clamp(min=1)
+    # mean over response tokens (masked_fill, not × mask: 0 × NaN is NaN)
+    loss_per_tok = loss_per_tok.masked_fill(mask == 0, 0.0)
+    return loss_per_tok.sum() / mask.sum().clamp(min=1)
 # --8<-- [end:exercise]
 
 
@@ -44,4 +45,12 @@ adv = torch.tensor([[1.0, 1.0, 1.0, 1.0],
 mask = torch.ones(B, T)
 loss = policy_surrogate_loss(new, old, adv, mask, clip_range=0.2)
 print(f"policy loss = {loss.item():+.4f}")
+
+# the last token turned into padding, then garbage put there: same loss
+mask[1, 3] = 0
+clean = policy_surrogate_loss(new, old, adv, mask)
+new[1, 3], old[1, 3], adv[1, 3] = -float("inf"), -float("inf"), float("nan")
+dirty = policy_surrogate_loss(new, old, adv, mask)
+print(f"mask[1, 3] = 0: {clean.item():+.4f};"
+      f" + (-inf, NaN) at [1, 3]: {dirty.item():+.4f}")
 # --8<-- [end:test]

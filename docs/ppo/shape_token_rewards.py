@@ -45,9 +45,7 @@ response_mask = torch.tensor([[0, 0, 1, 1, 1, 1],
                               [0, 1, 1, 1, 1, 0]], dtype=torch.float)
 rewards = shape_token_rewards(rm_score, logprobs, ref_logprobs,
                               response_mask, kl_coef=0.05)
-print(f"token_rewards:\n{rewards}")
-print(f"row 0, last response token (index 5): {rewards[0, 5]:.3f}"
-      "  (1.5 + KL term)")
-print(f"row 1, last response token (index 4): {rewards[1, 4]:.3f}"
-      "  (-0.3 + KL term)")
+print(f"token_rewards =\n{rewards}")
+print(f"token_rewards[0, 5] = {rewards[0, 5]:.3f}  (= 1.5 - 0.05·k)")
+print(f"token_rewards[1, 4] = {rewards[1, 4]:.3f}  (= -0.3 - 0.05·k)")
 # --8<-- [end:test]

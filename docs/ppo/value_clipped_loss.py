@@ -29,7 +29,9 @@ def value_clipped_loss(new_values, old_values, returns, mask,
     # TODO 4: ½ · the larger of the two (pessimistic again)
     loss_per_tok = 0.5 * torch.maximum(loss_unclipped, loss_clipped)
 
-    return (loss_per_tok * mask).sum() / mask.sum().clamp(min=1)
+    # mean over response tokens (masked_fill, not × mask: 0 × NaN is NaN)
+    loss_per_tok = loss_per_tok.masked_fill(mask == 0, 0.0)
+    return loss_per_tok.sum() / mask.sum().clamp(min=1)
 # --8<-- [end:exercise]
 
 
@@ -42,4 +44,11 @@ returns = old_v + torch.randn(B, T) * 0.4
 mask = torch.ones(B, T)
 loss = value_clipped_loss(new_v, old_v, returns, mask, clip_range_value=0.2)
 print(f"value loss = {loss.item():.4f}")
+
+# the last token turned into padding, then garbage put there: same loss
+mask[1, 4] = 0
+clean = value_clipped_loss(new_v, old_v, returns, mask)
+returns[1, 4] = float("nan")
+print(f"mask[1, 4] = 0: {clean.item():.4f};  + NaN at [1, 4]: "
+      f"{value_clipped_loss(new_v, old_v, returns, mask).item():.4f}")
 # --8<-- [end:test]

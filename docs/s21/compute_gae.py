@@ -45,14 +45,12 @@ def compute_gae(rewards, values, next_value=0.0, gamma=0.99,
 rewards = torch.tensor([0.0, 0.0, 0.0, 0.0, 10.0])  # reward at the end
 values = torch.ones(5)
 adv, ret = compute_gae(rewards, values, next_value=0.0)
-print(f"episode ended:  advantages = {[round(a, 4) for a in adv.tolist()]}")
-print("                last step: delta_4 = 10 + 0 - 1 ="
-      f" {adv[-1].item():.4f}")
-print(f"                all positive: {bool((adv > 0).all())}")
+print(f"V(s_5) = 0: Â = {[round(a, 4) for a in adv.tolist()]}")
+print(f"            δ_4 = 10 + 0 - 1 = {adv[-1].item():.4f},"
+      f" Â > 0: {bool((adv > 0).all())}")
 
 # Cut off after 5 steps instead: bootstrap from the critic's V(s_5)
 # (here 2.0), not from values[-1]
 adv_cut, _ = compute_gae(rewards, values, next_value=2.0)
-print("cut off, V(s_5)=2: advantages ="
-      f" {[round(a, 4) for a in adv_cut.tolist()]}")
+print(f"V(s_5) = 2: Â = {[round(a, 4) for a in adv_cut.tolist()]}")
 # --8<-- [end:test]

@@ -31,18 +31,20 @@ def dpo_loss(log_p_w, log_p_l, ref_log_p_w, ref_log_p_l, beta=0.1):
 
 
 # --8<-- [start:test]
-ref = torch.tensor(-3.0)
-# the policy prefers y_w, then y_l
-good = dpo_loss(torch.tensor(-2.0), torch.tensor(-5.0), ref, ref)
-bad = dpo_loss(torch.tensor(-5.0), torch.tensor(-2.0), ref, ref)
-print(f"Test 1 [policy prefers y_w]: loss = {good.item():.4f}")
-print(f"Test 2 [policy prefers y_l]: loss = {bad.item():.4f}")
-print(f"loss(right) < loss(wrong): {good.item() < bad.item()}")
+beta = 0.1
+ref = torch.tensor(-3.0)  # both responses: log π_ref = −3
+for lw, ll in [(-2.0, -5.0), (-5.0, -2.0)]:  # y_w preferred, then y_l
+    log_p_w, log_p_l = torch.tensor(lw), torch.tensor(ll)
+    z = beta * ((log_p_w - ref) - (log_p_l - ref))
+    loss = dpo_loss(log_p_w, log_p_l, ref, ref, beta)
+    print(f"z = {beta}·[({lw:g} + 3) - ({ll:g} + 3)] = {z.item():+.1f}"
+          f"   loss = -log σ(z) = {loss.item():.4f}"
+          f"   σ(-z) = {torch.sigmoid(-z).item():.4f}")
 
-# A large margin against y_w: z = 0.1 * (-5000) = -500
+# A large margin against y_w: z = 0.1 · (-5000) = -500
 zero = torch.tensor(0.0)
 far = dpo_loss(torch.tensor(-5000.0), zero, zero, zero)
 naive = -torch.log(torch.sigmoid(torch.tensor(-500.0)))
-print(f"Test 3 [z = -500]: loss = {far.item():.1f},"
-      f" naive -log(sigmoid(z)) = {naive.item()}")
+print(f"z = -500: loss = {far.item():.1f}, "
+      f"-log(sigmoid(z)) = {naive.item()}")
 # --8<-- [end:test]

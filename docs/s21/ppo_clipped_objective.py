@@ -30,14 +30,13 @@ def ppo_clipped_objective(ratio, advantage, clip_epsilon=0.2):
 
 # --8<-- [start:test]
 ratio = torch.tensor([0.5, 1.0, 1.5, 2.0, 3.0])
-for name, a in [("positive advantage, A = +1", 1.0),
-                ("negative advantage, A = -1", -1.0)]:
+print(f"ρ = {ratio.tolist()}, ε = 0.2")
+for a in (1.0, -1.0):
     advantage = torch.full_like(ratio, a)
     per_item = torch.min(ratio * advantage,
                          torch.clamp(ratio, 0.8, 1.2) * advantage)
     objective = ppo_clipped_objective(ratio, advantage, clip_epsilon=0.2)
-    print(f"Test [{name}]")
-    print(f"  ratio      = {ratio.tolist()}")
-    print(f"  min terms  = {[round(x, 4) for x in per_item.tolist()]}")
-    print(f"  objective  = {objective.item():.4f}")
+    print(f"Â = {a:+g}: min(ρÂ, clip(ρ)Â) ="
+          f" {[round(x, 4) for x in per_item.tolist()]},"
+          f" L^CLIP = {objective.item():.4f}")
 # --8<-- [end:test]

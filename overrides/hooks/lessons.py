@@ -74,30 +74,18 @@ class Lesson:
     @cached_property
     def section_spans(self) -> dict[str, tuple[int, int]]:
         """Section name -> (first line, last line), 1-based, inclusive, markers excluded."""
-        spans: dict[str, tuple[int, int]] = {}
-        open_at: dict[str, int] = {}
-        for no, line in enumerate(self.lines, 1):
-            m = SECTION_RE.match(line)
-            if not m:
-                continue
-            kind, name = m.groups()
-            if kind == "start":
-                open_at[name] = no + 1
-            elif name in open_at:
-                spans[name] = (open_at.pop(name), no - 1)
-            else:
-                raise ValueError(f"{self.path}:{no}: section {name!r} ends but never starts")
-        if open_at:
-            raise ValueError(f"{self.path}: section(s) never end: {sorted(open_at)}")
+        spans = _section_spans(self.text, self.path)
         for required in ("exercise", "test"):
             if required not in spans:
                 raise ValueError(f"{self.path}: missing section {required!r}")
         return spans
 
     def section(self, name: str, text: str | None = None) -> str:
-        first, last = self.section_spans[name]
-        lines = (text if text is not None else self.text).split("\n")
-        return "\n".join(lines[first - 1 : last]).strip("\n") + "\n"
+        """A section of the file, or of ``text`` (the file with blanks: a multi-line answer is
+        one ``_____`` there, so its lines are counted in that text, not in the file)."""
+        text = self.text if text is None else text
+        first, last = _section_spans(text, self.path)[name]
+        return "\n".join(text.split("\n")[first - 1 : last]).strip("\n") + "\n"
 
     @cached_property
     def tree(self) -> ast.Module:
@@ -229,6 +217,26 @@ class Lesson:
         return hashlib.sha256(data).hexdigest()[:12]
 
 
+def _section_spans(text: str, path: Path) -> dict[str, tuple[int, int]]:
+    """Section name -> (first line, last line) of ``text``, 1-based, markers excluded."""
+    spans: dict[str, tuple[int, int]] = {}
+    open_at: dict[str, int] = {}
+    for no, line in enumerate(text.split("\n"), 1):
+        m = SECTION_RE.match(line)
+        if not m:
+            continue
+        kind, name = m.groups()
+        if kind == "start":
+            open_at[name] = no + 1
+        elif name in open_at:
+            spans[name] = (open_at.pop(name), no - 1)
+        else:
+            raise ValueError(f"{path}:{no}: section {name!r} ends but never starts")
+    if open_at:
+        raise ValueError(f"{path}: section(s) never end: {sorted(open_at)}")
+    return spans
+
+
 def _blank_target(stmt: ast.stmt) -> ast.expr | None:
     if isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return):
         return stmt.value
@@ -268,8 +276,11 @@ def _split_imports(code: str) -> tuple[list[str], str]:
 
 
 def download(lessons: list[Lesson], title: str, blanked: bool) -> str:
-    """One runnable file from one or more lessons: imports once, then each function, then each
-    test block. ``blanked`` gives the exercise (every TODO answer is ``_____``), else the solution.
+    """One runnable file from one or more lessons: imports once, each function, then each test
+    block as a function of its own. ``python exercise.py`` runs every test, and
+    ``python exercise.py compute_gae`` only that one; a test whose function still has blanks
+    says "not done yet" and the others go on. ``blanked`` gives the exercise (every TODO answer
+    is ``_____``), else the solution.
     """
     imports: list[str] = []
     bodies, tests = [], []
@@ -277,23 +288,41 @@ def download(lessons: list[Lesson], title: str, blanked: bool) -> str:
         imp, body = _split_imports(lesson.exercise(blanked))
         imports += [i for i in imp if i not in imports]
         bodies.append(body)
-        tests.append(f"# ---- {lesson.name} " + "-" * max(4, 70 - len(lesson.name)) + "\n"
-                     + lesson.test().strip("\n"))
+        tests.append(f"def test_{lesson.name}():\n" + _indent_block(lesson.test().strip("\n")))
     if blanked:
-        how = "Replace every _____ with your code, then run:  python {file}"
+        how = ("Replace every _____ with your code, then run:  python {file}\n"
+               "or one exercise at a time:  python {file} " + lessons[0].name)
     else:
-        how = "The solution. Run it:  python {file}"
+        how = "The solution. Run it:  python {file}  (or: python {file} " + lessons[0].name + ")"
     header = f'"""{title}\n\n{how}\n"""\n'
+    names = ", ".join(f'"{lesson.name}": test_{lesson.name}' for lesson in lessons)
     return (
         header.format(file="exercise.py" if blanked else "solution.py")
         + "\n"
-        + "\n".join(imports)
+        + "\n".join(["import sys", *imports])
         + "\n\n\n"
         + "\n\n\n".join(bodies)
-        + "\n\n\nif __name__ == \"__main__\":\n"
-        + "\n\n".join(_indent_block(t) for t in tests)
-        + "\n"
+        + "\n\n\n# ---- tests ---------------------------------------------------------------"
+        + "\n\n"
+        + "\n\n\n".join(tests)
+        + f"\n\n\nTESTS = {{{names}}}\n\n"
+        + _MAIN
     )
+
+
+_MAIN = '''
+if __name__ == "__main__":
+    for name in sys.argv[1:] or list(TESTS):
+        if name not in TESTS:
+            sys.exit(f"no exercise {name!r}; there are: {', '.join(TESTS)}")
+        print(f"---- {name}")
+        try:
+            TESTS[name]()
+        except NameError as err:
+            if "_____" not in str(err):
+                raise
+            print("not done yet: fill in its blanks (_____) first")
+'''.lstrip("\n")
 
 
 def _indent_block(code: str) -> str:

@@ -108,6 +108,16 @@ def _rewards_inputs(rng, case):
             "kl_coef": float(rng.choice([0.05, 0.1]))}
 
 
+def _whiten_inputs(rng, case):
+    B, T = _size(rng, case)
+    T = max(T, 2)  # two response tokens at least: the variance needs them
+    m = _mask(rng, B, T, case).astype(np.float32)
+    if m.sum() < 2:
+        m.reshape(-1)[:2] = 1
+    return {"values": _normal(rng, (B, T), 2.0), "mask": m,
+            "shift_mean": bool(rng.random() < 0.7)}
+
+
 def _objective_inputs(rng, case):
     n = 1 if case == 0 else int(rng.integers(1, 12))
     return {"ratio": np.exp(_normal(rng, (n,), 0.4)).astype(np.float32),
@@ -147,6 +157,7 @@ SPECS: dict[str, Spec] = {
     "ppo/value_clipped_loss": Spec(_value_inputs, ops.value_clipped_loss),
     "ppo/kl_estimators": Spec(_kl_inputs, ops.kl_estimators),
     "ppo/shape_token_rewards": Spec(_rewards_inputs, ops.shape_token_rewards),
+    "ppo/masked_whiten": Spec(_whiten_inputs, ops.masked_whiten),
     "s21/ppo_clipped_objective": Spec(_objective_inputs, ops.ppo_clipped_objective),
     "s21/dpo_loss": Spec(_dpo_inputs, ops.dpo_loss),
     "s21/compute_gae": Spec(

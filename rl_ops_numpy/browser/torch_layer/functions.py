@@ -458,6 +458,16 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
     return _tensor_arg(input, "mean").mean(dim, keepdim, dtype=dtype)
 
 
+def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> Tensor:
+    return _tensor_arg(input, "var").var(dim, unbiased, keepdim, correction=correction)
+
+
+def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> Tensor:
+    return _tensor_arg(input, "std").std(dim, unbiased, keepdim, correction=correction)
+
+
 def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     return _tensor_arg(input, "argmax").argmax(dim, keepdim)
 

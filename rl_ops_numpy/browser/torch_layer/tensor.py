@@ -914,6 +914,31 @@ class Tensor:
         with np.errstate(all="ignore"):
             return Tensor._make(total / total.dtype.type(count))
 
+    def var(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+            correction: Any = None) -> Tensor:
+        """torch.var: Σ(x − mean)² / (n − correction), correction 1 (unbiased) by default.
+        Accepts torch's spellings: var(), var(dim), var(unbiased), var(dim, unbiased, keepdim),
+        var(dim, correction=0). Computed in float64 and rounded once (within ulps of torch)."""
+        if isinstance(dim, bool):  # var(False): the old unbiased-only form
+            dim, unbiased = None, dim
+        if not self.dtype.is_floating_point:
+            raise RuntimeError("std and var only support floating point and complex dtypes")
+        if correction is None:
+            correction = 1 if unbiased is None or unbiased else 0
+        axes = _normalize_dims(dim, self.ndim)
+        x = self._data.astype(np.float64)
+        with np.errstate(all="ignore"):
+            mean = np.mean(x, axis=axes, keepdims=True)
+            n = math.prod(x.shape[a] for a in axes)
+            out = np.sum((x - mean) ** 2, axis=axes) / (n - correction)
+        return Tensor._make(_keep(np.asarray(out), axes, keepdim).astype(self._data.dtype))
+
+    def std(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+            correction: Any = None) -> Tensor:
+        """torch.std: the square root of :meth:`var`, with the same arguments."""
+        variance = self.var(dim, unbiased, keepdim, correction=correction)._data
+        return Tensor._make(np.sqrt(variance.astype(np.float64)).astype(variance.dtype))
+
     def _extreme(self, dim: Any, keepdim: bool, largest: bool, name: str) -> Any:
         if isinstance(dim, Tensor):  # t.max(other): the elementwise form
             return (self.maximum if largest else self.minimum)(dim)

@@ -1,0 +1,50 @@
+# --8<-- [start:exercise]
+import torch
+
+
+def masked_whiten(values, mask, shift_mean=True):
+    """Whiten over the response tokens of the whole batch, as TRL and verl do.
+
+    (x − mean) / sqrt(var + 1e-8), with the mean and the unbiased variance
+    taken over the tokens where mask is 1.
+
+    Args:
+        values: [B, T], e.g. the advantages from compute_gae
+        mask:   [B, T], 1 on response tokens (at least two of them)
+        shift_mean: False adds the mean back: only the scale changes
+    Returns:
+        [B, T], 0 on padding
+    """
+    real = mask == 1
+    n = mask.sum()  # response tokens in the batch
+
+    # TODO 1: the mean over response tokens only (padding may hold NaN:
+    # masked_fill, not a multiply)
+    mean = values.masked_fill(~real, 0.0).sum() / n
+
+    # TODO 2: the unbiased variance over them, Σ(x − mean)² / (n − 1)
+    var = ((values - mean) ** 2).masked_fill(~real, 0.0).sum() / (n - 1)
+
+    # TODO 3: (x − mean) / sqrt(var + 1e-8)
+    whitened = (values - mean) / torch.sqrt(var + 1e-8)
+
+    if not shift_mean:
+        # TODO 4: put the mean back
+        whitened = whitened + mean
+    return whitened.masked_fill(~real, 0.0)
+# --8<-- [end:exercise]
+
+
+# --8<-- [start:test]
+torch.manual_seed(5)
+adv = torch.randn(2, 6) * 3 + 1
+mask = torch.tensor([[1, 1, 1, 1, 0, 0],
+                     [1, 1, 1, 1, 1, 0]], dtype=torch.float)
+adv[0, 5] = float("nan")  # padding may hold anything
+real = mask == 1
+for shift_mean in (True, False):
+    w = masked_whiten(adv, mask, shift_mean)
+    print(f"shift_mean={shift_mean}: |mean| {w[real].mean().abs():.4f},"
+          f" std {w[real].std():.4f}, padding {w[~real].tolist()}")
+print(f"before: mean {adv[real].mean():.4f}, std {adv[real].std():.4f}")
+# --8<-- [end:test]

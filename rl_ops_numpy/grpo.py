@@ -1,0 +1,482 @@
+r"""GRPO and its relatives: group-relative advantages (GRPO, Dr. GRPO, RLOO), REINFORCE++
+returns (whitened by ``whiten.masked_whiten``), the loss aggregation modes, the clipped
+GRPO/DAPO policy loss, and the Bradley–Terry reward-model loss.
+
+Shapes: ``N = groups × group_size`` is one score per sampled response, each group contiguous (the
+``group_size`` responses to one prompt side by side, as TRL's ``GRPOTrainer`` lays them out);
+``B`` is the batch (responses) and ``T`` the response length in tokens of ``[B, T]`` tensors, whose
+mask holds 1 on response tokens and 0 on padding (any layout: left-, right-padded, with holes).
+
+Sources compared in the docstrings (read for this module): verl's ``verl/trainer/ppo/core_algos.py``
+(``compute_grpo_outcome_advantage``, ``compute_rloo_outcome_advantage``,
+``compute_reinforce_plus_plus_outcome_advantage``, ``agg_loss``, ``compute_policy_loss_vanilla``,
+``kl_penalty``) and ``verl/utils/torch_functional.py`` (``masked_whiten``); TRL's
+``trl/trainer/grpo_trainer.py`` (``_generate_and_score_completions``, ``_compute_loss``),
+``trl/trainer/grpo_config.py`` and ``trl/trainer/utils.py`` (``masked_whiten``); OpenRLHF's
+experience maker and ``PolicyLoss``. verl's ``agg_loss`` has changed over time; both versions
+are described where they differ.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import numpy.typing as npt
+
+from ._validate import (
+    as_float_arrays,
+    bool_mask,
+    check_ndim,
+    check_same_shape,
+    number,
+)
+from .gae import reverse_discounted_sum
+from .whiten import _whiten
+
+__all__ = [
+    "aggregate_loss",
+    "group_advantages",
+    "grpo_policy_loss",
+    "reinforce_pp_advantages",
+    "reward_model_loss",
+    "rloo_advantages",
+]
+
+# verl's loss_agg_mode values, in the order the docstring of aggregate_loss explains them
+LOSS_AGG_MODES = (
+    "token-mean",
+    "seq-mean-token-mean",
+    "seq-mean-token-sum",
+    "seq-mean-token-sum-norm",
+)
+
+
+# ---- groups -------------------------------------------------------------------------------------
+
+
+def _groups(scores: npt.ArrayLike, group_size: object) -> tuple[np.ndarray, np.ndarray]:
+    """``(scores as a [N] array, the same as float64 [groups, group_size])`` after the checks."""
+    (s,) = as_float_arrays(scores=scores)
+    check_ndim(1, shape="[N]", scores=s)
+    if isinstance(group_size, bool | np.bool_) or not isinstance(group_size, numbers.Integral):
+        raise ValueError(f"group_size must be an integer >= 2, got {group_size!r}")
+    G = int(group_size)  # responses per prompt
+    if G < 2:
+        raise ValueError(
+            f"group_size must be at least 2, got {G}: a group of one response has no other "
+            "response to be compared with"
+        )
+    N = s.shape[0]  # responses
+    if N % G != 0:
+        raise ValueError(
+            f"scores has N = {N} responses, which is not divisible by group_size = {G}: "
+            "N must be groups × group_size, each group's responses side by side"
+        )
+    # float64 statistics: exact sums for float32 scores, and the result is cast back at the end
+    return s, s.astype(np.float64).reshape(N // G, G)
+
+
+def _constant(g: np.ndarray) -> np.ndarray:
+    """``[groups, 1]``: True where every score of the group is the same."""
+    return (g == g[:, :1]).all(axis=1, keepdims=True)
+
+
+def group_advantages(
+    scores: npt.ArrayLike,
+    group_size: int,
+    *,
+    scale_by_std: bool = True,
+    eps: float = 1e-6,
+) -> np.ndarray:
+    r"""GRPO's group-relative advantage of each sampled response.
+
+    $$\hat A_i = \frac{s_i - \operatorname{mean}_g(s)}{\operatorname{std}_g(s) + \varepsilon},
+      \qquad \operatorname{std}_g(s) = \sqrt{\tfrac{1}{G-1}\textstyle\sum_{j\in g}
+      \big(s_j - \operatorname{mean}_g(s)\big)^2}$$
+
+    where $g$ is the group of $G$ responses to the same prompt as response $i$. With
+    ``scale_by_std=False`` it is $s_i - \operatorname{mean}_g(s)$ (Dr. GRPO).
+
+    Args:
+        scores: ``[N]`` one score (outcome reward) per response, ``N = groups × group_size``,
+            the responses of each group side by side.
+        group_size: ``G ≥ 2``, responses sampled per prompt; ``N`` must be a multiple of it.
+        scale_by_std: divide by the group's std (GRPO) or not (Dr. GRPO).
+        eps: ε ≥ 0 added to the std.
+
+    Returns:
+        ``[N]`` advantages, one per response. A group whose scores are all equal gets exactly 0.
+
+    ValueError if ``group_size`` is not an integer ≥ 2 or ``N`` is not a multiple of it.
+
+    The std is the unbiased one (``ddof=1``), as ``torch.std`` computes it in TRL, verl and
+    OpenRLHF. A group with equal scores is set to 0 explicitly: the naive formula gives
+    (rounding error of the mean) / ε there, which is not small. In float32 the mean of seven
+    copies of 1000.1 is off by one ulp (6.1e-5), the std comes out as 6.6e-5 instead of 0, and
+    PyTorch's ``(s − s.mean()) / (s.std() + 1e-6)`` returns −0.91 for every response of a group
+    that holds no signal. Statistics are taken in float64 here and the result cast back.
+
+    TRL (``GRPOTrainer._generate_and_score_completions``) subtracts the group mean and then
+    divides according to ``scale_rewards``: "group" (the default; the group's std, as here),
+    "batch" (the std of all N scores of the batch, the mean staying per group), or "none" (no
+    division, Dr. GRPO; older TRL had ``scale_rewards: bool``). Its ε is a fixed 1e-4; verl's
+    ``compute_grpo_outcome_advantage`` takes ``epsilon=1e-6`` (the default here) and
+    ``norm_adv_by_std_in_grpo`` (False for Dr. GRPO); OpenRLHF's "group_norm" adds 1e-9 and its
+    "dr_grpo" subtracts the mean only. verl finds groups by a prompt id (``index``) rather than
+    by position, gives a group of one response mean 0 and std 1 (where this raises), and returns
+    the advantage already broadcast to ``[B, T]`` × mask; here :func:`grpo_policy_loss` takes
+    the ``[B]`` vector and broadcasts it.
+    """
+    s, g = _groups(scores, group_size)
+    eps = number("eps", eps, low=0)
+    same = _constant(g)  # [groups, 1]
+    # s_i − mean_g
+    centered = g - g.mean(axis=1, keepdims=True)
+    centered[same.ravel()] = 0.0  # equal scores: no signal, exactly 0
+    if scale_by_std:
+        # Â_i = (s_i − mean_g) / (std_g + ε), std with ddof = 1 (1 for equal scores: no 0/0)
+        std = g.std(axis=1, ddof=1, keepdims=True)
+        centered /= np.where(same, 1.0, std + eps)
+    return centered.reshape(s.shape).astype(s.dtype, copy=False)
+
+
+def rloo_advantages(scores: npt.ArrayLike, group_size: int) -> np.ndarray:
+    r"""RLOO's leave-one-out advantage: each response against the mean of the others.
+
+    $$\hat A_i = s_i - \frac{1}{G-1}\sum_{j\in g,\ j\ne i} s_j
+      = \frac{G}{G-1}\big(s_i - \operatorname{mean}_g(s)\big)$$
+
+    Args:
+        scores: ``[N]`` one score per response, ``N = groups × group_size``, groups contiguous.
+        group_size: ``G ≥ 2``.
+
+    Returns:
+        ``[N]`` advantages; exactly 0 for a group whose scores are all equal.
+
+    ValueError if ``group_size`` is not an integer ≥ 2 or ``N`` is not a multiple of it.
+
+    The baseline of response ``i`` does not contain ``s_i``, so it is independent of the
+    response it is subtracted from (an unbiased baseline); it is the group mean scaled by
+    ``G/(G−1)``, so RLOO is Dr. GRPO's advantage made slightly larger. verl's
+    ``compute_rloo_outcome_advantage`` computes the scaled form
+    ``s·G/(G−1) − mean·G/(G−1)`` and leaves a group of one response its raw score (this raises);
+    OpenRLHF's "rloo" uses ``(sum − s)/(G − 1)`` as here. TRL's older ``RLOOTrainer``
+    (``trl/trainer/rloo_trainer.py``) lays the samples out strided, not contiguous
+    (``rlhf_reward.reshape(args.rloo_k, -1)``: sample ``k`` of prompt ``p`` at ``k·P + p``);
+    reorder such scores before calling this.
+    """
+    s, g = _groups(scores, group_size)
+    G = g.shape[1]  # responses per prompt
+    # mean_{j≠i} s_j = (Σ_g s − s_i) / (G − 1)
+    others = (g.sum(axis=1, keepdims=True) - g) / (G - 1)
+    # Â_i = s_i − mean_{j≠i} s_j
+    adv = g - others
+    adv[_constant(g).ravel()] = 0.0
+    return adv.reshape(s.shape).astype(s.dtype, copy=False)
+
+
+# ---- REINFORCE++ --------------------------------------------------------------------------------
+
+
+def reinforce_pp_advantages(
+    token_rewards: npt.ArrayLike, mask: npt.ArrayLike, gamma: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""REINFORCE++ advantages: each token's discounted return, whitened over the whole batch.
+
+    $$G_t = r_t + \gamma\,G_{t'},\qquad
+      \hat A_t = \frac{G_t - \mu}{\sqrt{\sigma^2 + 10^{-8}}}$$
+
+    where $t'$ is the next response token after $t$ in the same row ($G_{t'} = 0$ after the
+    last one), and $\mu$, $\sigma^2$ are the mean and unbiased variance of $G$ over every
+    response token of the batch (:func:`masked_whiten`).
+
+    Args:
+        token_rewards: ``[B, T]`` per-token rewards (e.g. ``−β·KL`` on every token plus the
+            score on the last one, as :func:`shape_token_rewards` builds them).
+        mask: ``[B, T]``, 1 on response tokens.
+        gamma: discount γ in ``[0, 1]`` (1.0 in verl and OpenRLHF by default).
+
+    Returns:
+        ``(advantages, returns)``, both ``[B, T]`` and 0 on padding.
+
+    A masked position neither adds its reward nor breaks the carry, and does not count as a
+    discount step: a row's result equals the result on its response tokens alone, whatever the
+    layout (as :func:`compute_gae` does). verl's ``compute_reinforce_plus_plus_outcome_advantage``
+    runs ``running = r_t + γ·running; returns[:, t] = running; running *= mask[:, t]`` ("reset
+    after EOS"), then ``masked_whiten(returns, mask) * mask``. On the response tokens of a row
+    whose tokens are one run (right, left or both-side padding) this gives exactly the same
+    advantages and returns, whatever padding holds. They differ in two places: with holes inside
+    a row verl's reset cuts the carry, so the tokens before a hole ignore every reward after it
+    (here it passes through); and verl does not mask its returns, so with left padding the
+    position just before the response holds ``r + γ·G`` of the first token (0 here). verl also
+    raises (``masked_var``) when the batch has fewer than two response tokens; here that gives
+    zeros. OpenRLHF whitens with the biased variance instead (see :func:`masked_whiten`).
+    """
+    r, m = as_float_arrays(token_rewards=token_rewards, mask=mask)
+    check_same_shape(token_rewards=r, mask=m)
+    check_ndim(2, token_rewards=r)
+    real = bool_mask(m, "mask")
+    gamma = number("gamma", gamma, low=0, high=1)
+    if r.size == 0:
+        return np.zeros_like(r), np.zeros_like(r)
+    # Move each row's response tokens to the front (stable), so that padding is not a time step.
+    rows, cols = np.nonzero(real)
+    rank = np.cumsum(real, axis=1)[rows, cols] - 1  # position among the row's response tokens
+    packed = np.zeros_like(r)
+    packed[rows, rank] = r[rows, cols]
+    # G_t = r_t + γ G_{t'}: a reverse discounted sum over the packed tokens (zeros after them)
+    packed_returns = reverse_discounted_sum(packed, gamma, overwrite_x=True)
+    returns = np.zeros_like(r)
+    returns[rows, cols] = packed_returns[rows, rank]
+    # Â = (G − mean) / sqrt(var + 1e-8) over all response tokens of the batch
+    return _whiten(returns, real, shift_mean=True), returns
+
+
+# ---- loss aggregation ---------------------------------------------------------------------------
+
+
+def _check_mode(mode: object) -> str:
+    if not isinstance(mode, str) or mode not in LOSS_AGG_MODES:
+        listed = ", ".join(repr(x) for x in LOSS_AGG_MODES)
+        raise ValueError(f"mode must be one of {listed}; got {mode!r}")
+    return mode
+
+
+def _aggregate(x: np.ndarray, real: np.ndarray, mode: str, horizon: float | None) -> float:
+    """``x`` ``[B, T]`` reduced over ``real`` by ``mode``; padded entries ignored even if not
+    finite, sums in float64."""
+    T = x.shape[1]  # response length
+    x = np.where(real, x, np.zeros((), x.dtype))
+    if mode == "token-mean":
+        # Σ m·ℓ / Σ m
+        return float(x.sum(dtype=np.float64) / max(1, np.count_nonzero(real)))
+    tokens = np.count_nonzero(real, axis=1)  # [B] response tokens per row
+    row_sum = x.sum(axis=1, dtype=np.float64)  # [B] Σ_t m·ℓ of each row
+    has = tokens > 0  # rows with no token are left out of the sequence means
+    if not has.any():
+        return 0.0
+    if mode == "seq-mean-token-mean":
+        # mean_b (Σ_t m·ℓ / Σ_t m)
+        return float((row_sum[has] / tokens[has]).mean())
+    # mean_b Σ_t m·ℓ
+    seq_mean = float(row_sum[has].mean())
+    if mode == "seq-mean-token-sum":
+        return seq_mean
+    # mean_b Σ_t m·ℓ / horizon
+    return seq_mean / (T if horizon is None else horizon)
+
+
+def aggregate_loss(
+    loss_mat: npt.ArrayLike,
+    mask: npt.ArrayLike,
+    mode: str = "token-mean",
+    horizon: float | None = None,
+) -> float:
+    r"""Reduce a per-token loss to one number, as verl's ``agg_loss`` does for its four modes.
+
+    With $\ell_{bt}$ the loss, $m_{bt}$ the mask, $n_b = \sum_t m_{bt}$ and $\mathcal B$ the rows
+    with $n_b > 0$:
+
+    - ``"token-mean"``: $\sum_{b,t} m\,\ell \,/\, \sum_{b,t} m$, every token of the batch
+      weighs the same (DAPO; TRL's "bnpo").
+    - ``"seq-mean-token-mean"``: $\frac{1}{|\mathcal B|}\sum_{b\in\mathcal B}
+      \frac{1}{n_b}\sum_t m\,\ell$, the original GRPO: each response weighs the same, so a token
+      of a short response weighs more than a token of a long one (the length bias Dr. GRPO
+      points out).
+    - ``"seq-mean-token-sum"``: $\frac{1}{|\mathcal B|}\sum_{b\in\mathcal B}\sum_t m\,\ell$.
+    - ``"seq-mean-token-sum-norm"``: the same divided by ``horizon`` (default ``T``), a constant:
+      Dr. GRPO's $\frac{1}{G}\sum_i \frac{1}{\text{MAX\_TOKENS}}\sum_t$.
+
+    Args:
+        loss_mat: ``[B, T]`` per-token loss.
+        mask: ``[B, T]``, 1 on response tokens.
+        mode: one of the four above; anything else is a ValueError listing them.
+        horizon: the constant of "seq-mean-token-sum-norm", > 0 (``T`` if None; set it to the
+            maximum response length so that it does not change with the batch's padding).
+            Only that mode takes it.
+
+    Returns:
+        The loss as a Python float. Rows with no response token are left out of sequence means;
+        a batch with no response token gives 0.0. Padded entries are ignored even if not finite.
+
+    verl's ``agg_loss`` (``verl/trainer/ppo/core_algos.py``), in its recent form (with
+    ``dp_size``, ``global_batch_size``, ``loss_scale_factor``), computes the same on one
+    process: it also leaves empty rows out of the sequence means, and its ``loss_scale_factor``
+    is this ``horizon``. It differs in small ways: it divides each row by ``n_b + 1e-8`` (a
+    relative 1e-8/n_b change) and gives NaN (0/0) for "token-mean" of a batch with no token
+    (0.0 here); with data parallelism it divides by global token or row counts and multiplies
+    by ``dp_size``, so that averaging the ranks' gradients gives the global value. Earlier verl
+    (``agg_loss(loss_mat, loss_mask, loss_agg_mode)`` only) took ``torch.mean`` over all ``B``
+    rows, empty ones included (NaN for "seq-mean-token-mean"), and its "seq-mean-token-sum-norm"
+    was ``sum of all row sums / T`` with no division by the number of rows, so it grew with the
+    batch. TRL's ``loss_type`` values: "bnpo" is "token-mean"; "grpo" is "seq-mean-token-mean" but
+    with an empty row counted as a 0 (``mask.sum(-1).clamp(min=1)`` and ``.mean()`` over all
+    rows); "dr_grpo" is ``Σ m·ℓ / (B · max_completion_length)``, "seq-mean-token-sum-norm" with
+    ``horizon = max_completion_length`` and empty rows counted; "dapo" (the default of recent
+    TRL) divides by the token count of the whole generation batch across processes, a
+    "token-mean" over more than the micro-batch.
+    """
+    mode = _check_mode(mode)
+    x, m = as_float_arrays(loss_mat=loss_mat, mask=mask)
+    check_same_shape(loss_mat=x, mask=m)
+    check_ndim(2, loss_mat=x)
+    real = bool_mask(m, "mask")
+    if horizon is not None:
+        if mode != "seq-mean-token-sum-norm":
+            raise ValueError(
+                f"horizon only applies to mode 'seq-mean-token-sum-norm', not {mode!r}"
+            )
+        horizon = number("horizon", horizon, low=0, above=True)
+    return _aggregate(x, real, mode, horizon)
+
+
+# ---- the GRPO policy loss -----------------------------------------------------------------------
+
+
+def grpo_policy_loss(
+    new_logprobs: npt.ArrayLike,
+    old_logprobs: npt.ArrayLike,
+    advantages: npt.ArrayLike,
+    mask: npt.ArrayLike,
+    ref_logprobs: npt.ArrayLike | None = None,
+    *,
+    clip_low: float = 0.2,
+    clip_high: float = 0.2,
+    beta: float = 0.0,
+    loss_agg_mode: str = "token-mean",
+) -> float:
+    r"""GRPO's clipped surrogate with an optional k3 KL penalty, aggregated per ``loss_agg_mode``.
+
+    $$\ell_{bt} = \max\big(-\hat A_{bt}\,\rho_{bt},\;
+      -\hat A_{bt}\operatorname{clip}(\rho_{bt}, 1-\epsilon_{\text{low}}, 1+\epsilon_{\text{high}})
+      \big) + \beta\,k_3,\qquad \rho = e^{\log\pi_\theta - \log\pi_{\text{old}}},\qquad
+      k_3 = e^{\,\log\pi_{\text{ref}}-\log\pi_\theta} - (\log\pi_{\text{ref}}-\log\pi_\theta) - 1$$
+
+    Args:
+        new_logprobs: ``[B, T]`` log-probs of the sampled tokens under the current policy.
+        old_logprobs: ``[B, T]`` under the policy that sampled them.
+        advantages: ``[B]`` one per response (e.g. :func:`group_advantages`), broadcast over
+            its tokens, or ``[B, T]`` per token.
+        mask: ``[B, T]``, 1 on response tokens.
+        ref_logprobs: ``[B, T]`` under the frozen reference model; needed when ``beta > 0``.
+        clip_low: ε_low > 0: the ratio's floor is ``1 − clip_low``.
+        clip_high: ε_high > 0: the ratio's ceiling is ``1 + clip_high``. ``clip_high > clip_low``
+            is DAPO's clip-higher (0.2 / 0.28): a positive-advantage token can raise its
+            probability further before the clip stops its gradient.
+        beta: β ≥ 0, weight of the k3 penalty; 0 (the default) leaves it out.
+        loss_agg_mode: how :func:`aggregate_loss` reduces ``ℓ``.
+
+    Returns:
+        The loss as a Python float (0.0 for a batch with no response token).
+
+    The log-ratios are set to 0 on padding before ``exp`` (ρ = 1 and k3 = 0 there), so padding
+    never produces inf, NaN or a floating-point warning, whatever it holds; an overflow on a
+    response token still warns (:func:`policy_surrogate_loss` silences it). k3 is computed as
+    ``expm1(d) − d``, which is never negative (see :func:`kl_estimators`).
+
+    TRL's ``GRPOTrainer._compute_loss`` uses this formula (``epsilon`` = 0.2, ``epsilon_high``
+    defaulting to it; ``beta`` 0.0 in recent TRL, 0.04 before), exponentiates unmasked
+    log-ratios, and can add a two-sided clip (``delta``, INTELLECT-2). verl's
+    ``compute_policy_loss_vanilla`` takes ``clip_ratio_low`` / ``clip_ratio_high`` (0.2 each) but
+    also clamps the log-ratio to ``[−20, 20]`` and, for negative advantages, caps the loss at
+    ``clip_ratio_c · |Â|`` (dual clip, 3.0); neither is done here. verl adds the KL as a
+    separate term, ``kl_loss_coef`` (0.001) × ``agg_loss`` of ``kl_penalty(..., "low_var_kl")``,
+    which is k3 with the log-ratio clamped to ``[−20, 20]`` and the result to ``[−10, 10]``;
+    every aggregation mode is linear in ``ℓ``, so adding it per token first, as TRL and this
+    function do, gives the same number (without the clamps). OpenRLHF's ``PolicyLoss`` takes the
+    same (low, high) pair (``--eps_clip_low_high``) and an optional ``--dual_clip``.
+    """
+    clip_low = number("clip_low", clip_low, low=0, above=True)
+    clip_high = number("clip_high", clip_high, low=0, above=True)
+    beta = number("beta", beta, low=0)
+    loss_agg_mode = _check_mode(loss_agg_mode)
+    named = {"new_logprobs": new_logprobs, "old_logprobs": old_logprobs, "mask": mask}
+    if ref_logprobs is not None:
+        named["ref_logprobs"] = ref_logprobs
+    named["advantages"] = advantages
+    arrays = dict(zip(named, as_float_arrays(**named), strict=True))
+    new, old, m, adv = (arrays[k] for k in ("new_logprobs", "old_logprobs", "mask", "advantages"))
+    same = {k: a for k, a in arrays.items() if k != "advantages"}
+    check_same_shape(**same)
+    check_ndim(2, new_logprobs=new)
+    B, T = new.shape  # batch, response length
+    if adv.ndim == 1:
+        if adv.shape[0] != B:
+            raise ValueError(
+                f"shapes disagree: advantages [{adv.shape[0]}] needs one advantage per row of "
+                f"new_logprobs [{B}, {T}]"
+            )
+        adv = adv[:, None]  # [B, 1]: one advantage per response, broadcast over its tokens
+    elif adv.ndim == 2:
+        check_same_shape(new_logprobs=new, advantages=adv)
+    else:
+        check_ndim(2, shape="[B] or [B, T]", advantages=adv)
+    if beta > 0 and ref_logprobs is None:
+        raise ValueError("beta > 0 needs ref_logprobs for the KL penalty")
+    real = bool_mask(m, "mask")
+    zero = np.zeros((), new.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # whatever padding holds is dropped here
+        # log ρ = log π_θ − log π_old, 0 on padding so that exp cannot overflow there
+        log_ratio = np.where(real, new - old, zero)
+        # d = log π_ref − log π_θ, 0 on padding
+        d = np.where(real, arrays["ref_logprobs"] - new, zero) if beta > 0 else None
+    # ρ = exp(log π_θ − log π_old)
+    ratio = np.exp(log_ratio)
+    # max(−Âρ, −Â·clip(ρ, 1 − ε_low, 1 + ε_high))
+    per_token = np.maximum(-adv * ratio, -adv * np.clip(ratio, 1 - clip_low, 1 + clip_high))
+    if d is not None:
+        # + β·k3,  k3 = e^d − d − 1
+        per_token = per_token + beta * (np.expm1(d) - d)
+    return _aggregate(per_token, real, loss_agg_mode, None)
+
+
+# ---- reward model -------------------------------------------------------------------------------
+
+
+def reward_model_loss(
+    chosen_scores: npt.ArrayLike,
+    rejected_scores: npt.ArrayLike,
+    margin: npt.ArrayLike | float | None = None,
+) -> float:
+    r"""Bradley–Terry loss of a reward model on preference pairs.
+
+    $$\mathcal L = -\frac1B\sum_b \log\sigma\big(r_c^{(b)} - r_r^{(b)} - m^{(b)}\big)
+      = \frac1B\sum_b \log\big(1 + e^{-(r_c - r_r - m)}\big)$$
+
+    Args:
+        chosen_scores: ``[B]`` (any shape) reward-model scores of the preferred responses.
+        rejected_scores: the same shape, scores of the rejected responses.
+        margin: ``None`` (0), one number, or an array shaped like the scores: how much higher
+            the chosen score must be before the pair stops contributing much loss.
+
+    Returns:
+        The mean loss over pairs as a Python float; 0.0 for no pair. ``ln 2`` where
+        ``r_c − r_r = m``.
+
+    ``−log σ(z)`` is computed as ``logaddexp(0, −z)`` (softplus), exact and finite for any finite
+    ``z``: at ``z = −1000`` it is 1000 and at ``z = 1000`` it is ``e^{−1000}`` (0.0 in floating
+    point), where ``-log(sigmoid(z))`` gives inf and ``log(1 + exp(−z))`` overflows. TRL's
+    ``RewardTrainer.compute_loss`` is ``-logsigmoid(chosen − rejected − margin).mean()`` (margin
+    from the dataset's "margin" column, plus an optional ``center_rewards_coefficient ·
+    mean((r_c + r_r)²)`` not computed here); OpenRLHF's ``PairWiseLoss`` is the same with an
+    optional margin. verl's ``core_algos.py`` has no reward-model training loss.
+    """
+    named = {"chosen_scores": chosen_scores, "rejected_scores": rejected_scores}
+    scalar_margin = margin is None or np.ndim(margin) == 0
+    if not scalar_margin:
+        named["margin"] = margin
+    arrays = as_float_arrays(**named)
+    check_same_shape(**dict(zip(named, arrays, strict=True)))
+    c, r = arrays[0], arrays[1]
+    if scalar_margin:
+        mg = 0.0 if margin is None else number("margin", margin)
+    else:
+        mg = arrays[2]
+    if c.size == 0:
+        return 0.0
+    # z = r_c − r_r − m
+    z = c - r - mg
+    # −log σ(z) = log(1 + e^{−z})
+    per_pair = np.logaddexp(np.zeros((), z.dtype), -z)
+    return float(per_pair.mean(dtype=np.float64))

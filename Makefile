@@ -8,8 +8,6 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 export NO_MKDOCS_2_WARNING := 1
-# markdown-katex must find npm's fast `katex` CLI, not its slow bundled binary
-export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
 # Every Python package comes from requirements.lock: pinned, with hashes (`make lock` rewrites
 # it from the groups in pyproject.toml). PyTorch is its CPU build (tests only): where PyTorch's

@@ -221,7 +221,7 @@ class Drill {
   // ---- typed answers survive a reload: {mask, answers: {slot: text}} per drill ----------------
 
   get typedKey() {
-    return `${STORE}typed/${this.data.stem}`;
+    return `${STORE}typed/${this.data.id}`;
   }
 
   _saveTyped() {
@@ -247,10 +247,10 @@ class Drill {
     else if (step > 0) this.checkButton.focus();
   }
 
-  // ---- URL: ?drill-<id>=<seed>.<ratio%>.<d|x> --------------------------------------------------
+  // ---- URL: ?drill-<chapter>-<name>=<seed>.<ratio%>.<d|x> -------------------------------------
 
   get urlKey() {
-    return `drill-${this.id}`;
+    return `drill-${this.id.replace("/", "-")}`;
   }
 
   _readUrl() {
@@ -273,13 +273,13 @@ class Drill {
   }
 
   _showMeta() {
-    const record = loadJSON(STORE + this.data.stem, { best: null, attempts: 0 }, validRecord);
+    const record = loadJSON(STORE + this.data.id, { best: null, attempts: 0 }, validRecord);
     this.seedLine.replaceChildren();
     const seed = el("span", { class: "rl-drill-seed" }, this.t.drillSeed(this.seed.toString(16)));
     const rec = el("span", {}, this.t.drillRecord(record.best, record.attempts));
     const reset = el("button", { type: "button", class: "rl-linkbutton", "data-action": "reset-record" }, this.t.drillResetRecord);
     reset.addEventListener("click", () => {
-      saveJSON(STORE + this.data.stem, undefined);
+      saveJSON(STORE + this.data.id, undefined);
       const misses = loadJSON(MISSES, {}, validMisses);
       for (const s of this.data.slots) delete misses[s.text];
       saveJSON(MISSES, misses);
@@ -311,7 +311,7 @@ class Drill {
     try {
       const rt = await python();
       for (const input of wrong) {
-        const job = rt.check(this.data.stem, this.data.function, this._program(input), null);
+        const job = rt.check(this.data.id, this._program(input), null);
         const outcome = await job.done;
         if (outcome.state !== "done") throw new Error(outcome.failure?.message ?? outcome.state);
         const r = outcome.result;
@@ -377,7 +377,7 @@ class Drill {
       }
     });
     saveJSON(MISSES, misses);
-    const key = STORE + this.data.stem;
+    const key = STORE + this.data.id;
     const record = loadJSON(key, { best: null, attempts: 0 }, validRecord);
     const pct = Math.round((100 * results.filter(Boolean).length) / results.length);
     saveJSON(key, { best: Math.max(record.best ?? 0, pct), attempts: record.attempts + 1 });

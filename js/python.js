@@ -36,7 +36,7 @@ let nextId = 1;
 export class Job {
   /**
    * @param {string} kind "load" | "run" | "check" | "demo"
-   * @param {object} payload what the worker needs (code, parts, stem, name)
+   * @param {object} payload what the worker needs (code, parts, exercise)
    * @param {{limitMs?: number, quietMs?: number, onState?, onOutput?, onEvent?}} options
    *   limitMs: time the code may run (0: none); quietMs: longest silence while running (demo)
    */
@@ -108,8 +108,9 @@ export class PythonRuntime {
     return this.submit("run", { code, parts }, { limitMs: 10000, ...options });
   }
 
-  check(stem, name, code, parts, options = {}) {
-    return this.submit("check", { stem, name, code, parts }, { limitMs: 20000, ...options });
+  /** Check the function `code` defines against exercise `exercise`'s reference. */
+  check(exercise, code, parts, options = {}) {
+    return this.submit("check", { exercise, code, parts }, { limitMs: 20000, ...options });
   }
 
   demo(options = {}) {

@@ -1,13 +1,15 @@
 // Runnable exercise cells: blanks typed inline in the highlighted code, Run / Check / Stop /
 // Reset / Edit, streamed output, and the learner's work kept in localStorage.
 //
-// Markup (written by the site build, see overrides/hooks/site.py):
-//   <div class="rl-cell" data-runner="ppo/compute_gae" data-function="compute_gae"
-//        data-version="…" [data-timeout="10"]>
+// Markup (written by the site build, see site_build/directives.py):
+//   <div class="rl-cell" data-runner="ppo/compute_gae" data-timeout="15">   (seconds per run)
+//     <script type="application/json" class="rl-cell-data">{id, function, version, exercise,
+//       test}</script>                      the program, as data: exercise has its _____ blanks
 //     <div class="highlight"><pre><code>… exercise with _____ …</code></pre></div>
 //     <div class="highlight"><pre><code>… test block …</code></pre></div>
 //   </div>
-// Learner text and program output are only ever inserted with textContent.
+// The highlighted code is only shown (its _____ become inputs); the program is built from the
+// data. Learner text and program output are only ever inserted with textContent.
 
 import { OutputView, el, isRecord, loadJSON, readJSON, saveJSON } from "./dom.js";
 import { describeOutcome, strings } from "./i18n.js";
@@ -29,15 +31,19 @@ class Cell {
   constructor(root) {
     this.root = root;
     this.t = strings();
-    this.stem = root.dataset.runner;
-    this.name = root.dataset.function;
-    this.version = root.dataset.version;
+    /** @type {{id: string, function: string, version: string, exercise: string, test: string}} */
+    this.data = JSON.parse(root.querySelector(":scope > .rl-cell-data").textContent);
+    this.id = this.data.id;
+    this.version = this.data.version;
+    this.testText = this.data.test;
+    this.originalExercise = this.data.exercise;
     const blocks = root.querySelectorAll(":scope > .highlight, :scope > div > .highlight");
     [this.exerciseBlock, this.testBlock] = blocks;
     this.exerciseCode = this.exerciseBlock.querySelector("code");
-    this.testText = this.testBlock.querySelector("code").textContent.replace(/\n$/, "");
-    this.originalExercise = this.exerciseCode.textContent.replace(/\n$/, "");
     this.blanks = this._makeBlanks();
+    if (this.blanks.length !== this.originalExercise.split(BLANK).length - 1) {
+      throw new Error(`${this.id}: the shown exercise and its data have different blanks`);
+    }
     this.job = null; // this cell's job while it is not over
     this._buildUi();
     this._restore();
@@ -47,7 +53,7 @@ class Cell {
     });
   }
 
-  /** The per-run time limit: data-timeout seconds on the cell, 10 by default. */
+  /** The per-run time limit: data-timeout seconds (the lesson's TIMEOUT), 10 by default. */
   get timeoutMs() {
     return Number(this.root.dataset.timeout || 10) * 1000;
   }
@@ -94,18 +100,18 @@ class Cell {
     return blanks;
   }
 
-  /** The exercise as the learner has it now: blanks filled (empty ones stay `_____`). */
+  /** The exercise as the learner has it now: the template with each blank's value (empty ones
+   * stay `_____`). */
   exerciseText() {
-    let text = "";
-    const walk = (node) => {
-      for (const child of node.childNodes) {
-        if (child.nodeType === Node.TEXT_NODE) text += child.data;
-        else if (child.matches?.("input.rl-blank")) text += child.value.trim() === "" ? BLANK : child.value;
-        else walk(child);
-      }
-    };
-    walk(this.exerciseCode);
-    return text.replace(/\n$/, "");
+    return this._filled(this.blanks.map((input) => input.value));
+  }
+
+  _filled(values) {
+    let i = 0;
+    return this.originalExercise.replaceAll(BLANK, () => {
+      const value = values[i++] ?? "";
+      return value.trim() === "" ? BLANK : value;
+    });
   }
 
   /** {code, parts} to run: the exercise then the test, or the editor's text. */
@@ -227,7 +233,7 @@ class Cell {
   // over when this tab has no changes of its own, and offered otherwise.
 
   get key() {
-    return STORE + this.stem;
+    return STORE + this.id;
   }
 
   get previousKey() {
@@ -332,9 +338,7 @@ class Cell {
 
   /** The original exercise text with old blank values put in, for an old saved state. */
   _fill(values) {
-    let i = 0;
-    const ex = this.originalExercise.replaceAll(BLANK, () => values[i++] || BLANK);
-    return `${ex}\n\n${this.testText}\n`;
+    return `${this._filled(values)}\n\n${this.testText}\n`;
   }
 
   _notice(text, ...extra) {
@@ -435,7 +439,7 @@ class Cell {
       },
     };
     const { code, parts } = this.program(kind === "run");
-    const job = kind === "run" ? rt.run(code, parts, options) : rt.check(this.stem, this.name, code, parts, options);
+    const job = kind === "run" ? rt.run(code, parts, options) : rt.check(this.id, code, parts, options);
     this.job = job;
     if (this.stopAsked) rt.stop(job);
     const outcome = await job.done;

@@ -19,7 +19,7 @@
 // names it) or "error" (Python raised in the site's own code, e.g. the checker). Errors in the
 // learner's code are not failures: they are the run's stderr.
 //
-// After every job the interpreter is put back as it was (rl_ops_numpy/browser/sandbox.py):
+// After every job the interpreter is put back as it was (browser_runtime/sandbox.py):
 // learner-made changes undone, learner timers cleared. `restart` asks the page for a fresh
 // worker when that is not enough (the interpreter exited or failed, a closed stream, a huge heap).
 
@@ -170,8 +170,8 @@ function loadPackages() {
       throw new LoadError(lastFailedFetch ?? "numpy", messages.join("\n") || "numpy could not be imported");
     }
     py.runPython(
-      "from rl_ops_numpy.browser import install_torch\ninstall_torch()\n" +
-        "import rl_ops_numpy.browser.check, rl_ops_numpy.demo",
+      "from browser_runtime import install_torch\ninstall_torch()\n" +
+        "import browser_runtime.check, rl_ops_numpy.demo",
     );
     trust(py, { packages: true });
   })();
@@ -187,7 +187,7 @@ function loadPackages() {
  * defaults must still be the objects seen here (a learner could swap them), compared by
  * Python's built-in `id`. */
 function trust(py, { packages = false } = {}) {
-  const sandbox = py.pyimport("rl_ops_numpy.browser.sandbox");
+  const sandbox = py.pyimport("browser_runtime.sandbox");
   const id = trusted?.id ?? py.pyimport("builtins").id;
   const restore = trusted?.restore ?? sandbox.restore;
   trusted?.snapshot.destroy();
@@ -200,8 +200,8 @@ function trust(py, { packages = false } = {}) {
     code: id(kept[0]),
     defaults: id(kept[1]),
     snapshot: sandbox.snapshot(),
-    runner: trusted?.runner ?? py.pyimport("rl_ops_numpy.browser.runner"),
-    check: packages ? py.pyimport("rl_ops_numpy.browser.check") : null,
+    runner: trusted?.runner ?? py.pyimport("browser_runtime.runner"),
+    check: packages ? py.pyimport("browser_runtime.check") : null,
     demo: packages ? py.pyimport("rl_ops_numpy.demo") : null,
   };
 }
@@ -348,11 +348,11 @@ async function execute(msg, output) {
       // the learner's code runs first; the verdict after the interpreter is put back, so
       // nothing the learner changed (numpy, the checker) takes part in it
       py.setStdout({ write: (b) => b.length }); // a learner's prints are not the verdict's
-      const outputs = trusted.check.learner_outputs(msg.stem, msg.code, msg.name, py.toPy(msg.parts ?? []));
+      const outputs = trusted.check.learner_outputs(msg.exercise, msg.code, py.toPy(msg.parts ?? []));
       jobRunning = false;
       const problems = restoreInterpreter();
       if (problems.length) throw new Error(`the interpreter could not be put back: ${problems.join("; ")}`);
-      const result = trusted.check.verdict(msg.stem, outputs);
+      const result = trusted.check.verdict(msg.exercise, outputs);
       outputs.destroy();
       const plain = result.toJs(dict);
       result.destroy();

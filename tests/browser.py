@@ -144,14 +144,14 @@ def fail_downloads(page, pattern: str = "**/assets/pyodide/numpy-*.whl") -> None
 OUTPUT_TIMEOUT = 120_000  # ms: a cold Pyodide start with numpy, on a loaded two-core machine
 
 
-def cell(page, stem: str):
-    return page.locator(f"[data-runner='{stem}']")
+def cell(page, exercise_id: str):
+    return page.locator(f"[data-runner='{exercise_id}']")
 
 
-def press(page, stem: str, action: str, timeout: int = OUTPUT_TIMEOUT) -> str:
+def press(page, exercise_id: str, action: str, timeout: int = OUTPUT_TIMEOUT) -> str:
     """Click Run or Check on the cell and wait until it is idle again (the click makes it busy
     at once); return its output."""
-    root = cell(page, stem)
+    root = cell(page, exercise_id)
     root.locator(f"[data-action='{action}']").click()
     page.wait_for_function(
         "el => el.dataset.state === 'idle'", arg=root.element_handle(), timeout=timeout
@@ -159,26 +159,26 @@ def press(page, stem: str, action: str, timeout: int = OUTPUT_TIMEOUT) -> str:
     return root.locator("[data-output]").text_content()
 
 
-def edit(page, stem: str, code: str) -> None:
+def edit(page, exercise_id: str, code: str) -> None:
     """Switch the cell to its editor (if it is not) and put ``code`` in it."""
-    root = cell(page, stem)
+    root = cell(page, exercise_id)
     if root.locator("textarea").is_hidden():
         root.locator("[data-action='edit']").click()
     root.locator("textarea").fill(code)
 
 
-def wait_output(page, stem: str, text: str, timeout: int = OUTPUT_TIMEOUT) -> str:
+def wait_output(page, exercise_id: str, text: str, timeout: int = OUTPUT_TIMEOUT) -> str:
     page.wait_for_function(
         "([sel, t]) => document.querySelector(sel + ' [data-output]').textContent.includes(t)",
-        arg=[f"[data-runner='{stem}']", text], timeout=timeout,
+        arg=[f"[data-runner='{exercise_id}']", text], timeout=timeout,
     )
-    return cell(page, stem).locator("[data-output]").text_content()
+    return cell(page, exercise_id).locator("[data-output]").text_content()
 
 
-def wait_state(page, stem: str, state: str, timeout: int = OUTPUT_TIMEOUT) -> None:
+def wait_state(page, exercise_id: str, state: str, timeout: int = OUTPUT_TIMEOUT) -> None:
     page.wait_for_function(
         "([sel, s]) => document.querySelector(sel).dataset.state === s",
-        arg=[f"[data-runner='{stem}']", state], timeout=timeout,
+        arg=[f"[data-runner='{exercise_id}']", state], timeout=timeout,
     )
 
 

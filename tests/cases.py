@@ -7,30 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-LAYOUTS = ("full", "right", "left", "both", "holes", "zero_rows", "all_zero")
+from browser_runtime.exercises import LAYOUTS, mask
 
-
-def mask(rng: np.random.Generator, B: int, T: int, layout: str) -> np.ndarray:
-    """A [B, T] 0/1 mask of the given layout."""
-    m = np.zeros((B, T))
-    for b in range(B):
-        n = int(rng.integers(1, T + 1))  # response length of this row
-        if layout == "full":
-            m[b] = 1
-        elif layout == "right":
-            m[b, :n] = 1
-        elif layout == "left":
-            m[b, T - n :] = 1
-        elif layout == "both":
-            s = int(rng.integers(0, T - n + 1))
-            m[b, s : s + n] = 1
-        elif layout == "holes":
-            m[b] = rng.random(T) < 0.6
-        elif layout == "zero_rows":
-            m[b, :n] = 1 if rng.random() < 0.5 else 0
-        elif layout == "all_zero":
-            pass
-    return m
+__all__ = ["LAYOUTS", "Case", "cases", "mask", "tolerance"]
 
 
 @dataclass

@@ -14,20 +14,20 @@ settings.load_profile("stable")
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-sys.path.insert(0, str(ROOT / "overrides" / "hooks"))
-
-from lessons import find_lessons  # noqa: E402
+from site_build.lessons import find_lessons  # noqa: E402
 
 from .golden import scripts  # noqa: E402
 
-LESSONS = {lesson.stem: lesson for lesson in find_lessons(DOCS)}
+LESSONS = {lesson.id: lesson for lesson in find_lessons(DOCS)}
+# every exercise's manifest entry (its lesson file's check section), by id
+EXERCISES = {exercise_id: lesson.manifest for exercise_id, lesson in LESSONS.items()}
 # every runnable file of the pages, lessons and examples: what golden outputs come from
-SCRIPTS = {script.stem: script for script in scripts(DOCS)}
+SCRIPTS = {script.id: script for script in scripts(DOCS)}
 
 
-def lesson_function(stem: str):
-    """The exercise function of ``docs/<stem>.py`` (the solution), run with real torch."""
-    return LESSONS[stem].load_function()
+def lesson_function(exercise_id: str):
+    """The exercise function of ``docs/<exercise_id>.py`` (the solution), run with real torch."""
+    return LESSONS[exercise_id].load_function()
 
 
 @pytest.fixture(scope="session")

@@ -30,7 +30,7 @@ class Script:
         return self.path.read_text(encoding="utf-8")
 
     @property
-    def stem(self) -> str:
+    def id(self) -> str:
         return f"{self.path.parent.name}/{self.path.stem}"
 
 
@@ -54,7 +54,7 @@ def run_lesson(lesson, layer: bool = False) -> str:
     code = compile(lesson.text, str(lesson.path), "exec")
     with contextlib.ExitStack() as stack:
         if layer:
-            from rl_ops_numpy.browser import torch_layer_installed
+            from browser_runtime import torch_layer_installed
 
             stack.enter_context(torch_layer_installed())
         stack.enter_context(contextlib.redirect_stdout(out))

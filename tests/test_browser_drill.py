@@ -10,8 +10,9 @@ import re
 import pytest
 
 from .browser import fail_downloads, new_page
+from .conftest import LESSONS
 
-DRILL = "[data-drill='importance_ratio']"
+DRILL = "[data-drill='ppo/importance_ratio']"
 
 
 def _open(chromium, url):
@@ -35,7 +36,8 @@ def test_every_drill_of_both_lessons_starts_in_both_languages(
 ):
     context, page = _open(chromium, f"{site_url}/{lang}{lesson}/")
     drills = page.locator("[data-drill]")
-    assert drills.count() == (6 if lesson == "ppo" else 3)
+    # one drill per exercise of the chapter
+    assert drills.count() == sum(1 for ex in LESSONS if ex.startswith(f"{lesson}/"))
     for k in range(drills.count()):
         stats = drills.nth(k).locator("[data-drill-stats]").inner_text()
         assert words in stats
@@ -132,7 +134,7 @@ def test_seed_in_the_url_restores_the_same_mask_after_reload(page):
     page.locator(f"{DRILL} select").select_option("30")
     page.locator(f"{DRILL} [data-action='refresh']").click()
     before = [i.get_attribute("data-slot") for i in page.locator(f"{DRILL} input[data-slot]").all()]
-    assert "drill-importance_ratio=" in page.url
+    assert "drill-ppo-importance_ratio=" in page.url
     url = page.url
     page.goto("about:blank")
     page.goto(url)
@@ -164,7 +166,7 @@ def test_typed_answers_are_kept_when_the_page_is_opened_without_the_mask(page):
     inputs = page.locator(f"{DRILL} input[data-slot]")
     inputs.nth(0).fill("kept")
     seeded = page.evaluate("location.href")  # the seed went in with the first keystroke
-    assert "drill-importance_ratio=" in seeded
+    assert "drill-ppo-importance_ratio=" in seeded
     page.goto(seeded.split("?")[0])  # the language switch and the nav links drop the query
     page.locator(f"{DRILL} input[data-slot]").first.wait_for()
     page.goto(seeded)
@@ -255,9 +257,9 @@ def test_records_attempts_and_best_score(page):
 
 def test_python_decides_answers_that_differ_in_text(chromium, site_url):
     """With the page's real Python: "1 / 2" for 0.5 means the same (accepted), "0.6" does not."""
-    drill = "[data-drill='kl_estimators']"
+    drill = "[data-drill='ppo/kl_estimators']"
     for seed in range(1, 64):  # a mask at 50% that hides the 0.5 of K2
-        page = new_page(chromium, f"{site_url}/ppo/?drill-kl_estimators={seed:x}.50.d")
+        page = new_page(chromium, f"{site_url}/ppo/?drill-ppo-kl_estimators={seed:x}.50.d")
         data = json.loads(page.locator(f"{drill} script").text_content())
         target = next(i for i, s in enumerate(data["slots"]) if s["text"] == "0.5")
         if page.locator(f"{drill} input[data-slot='{target}']").count():

@@ -57,14 +57,16 @@ def _press(page, cell, action: str) -> str:
     return cell.locator("[data-output]").text_content()
 
 
-CASES = [(lang, stem) for lang in LANGUAGES for stem in sorted(LESSONS)]
+CASES = [(lang, exercise_id) for lang in LANGUAGES for exercise_id in sorted(LESSONS)]
 
 
-@pytest.mark.parametrize(("lang", "stem"), CASES, ids=[f"{lang}-{s}" for lang, s in CASES])
-def test_exercise_runs_to_its_expected_output_and_check_tells_right_from_wrong(pages, lang, stem):
-    lesson = LESSONS[stem]
-    page = pages(lang, stem.split("/")[0])
-    cell = page.locator(f"[data-runner='{stem}']")
+@pytest.mark.parametrize(("lang", "exercise_id"), CASES, ids=[f"{lang}-{s}" for lang, s in CASES])
+def test_exercise_runs_to_its_expected_output_and_check_tells_right_from_wrong(
+    pages, lang, exercise_id
+):
+    lesson = LESSONS[exercise_id]
+    page = pages(lang, exercise_id.split("/")[0])
+    cell = page.locator(f"[data-runner='{exercise_id}']")
     cell.scroll_into_view_if_needed()
     answers = [b.answer for b in lesson.blanks]
     _fill(cell, answers)

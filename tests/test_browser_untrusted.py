@@ -34,9 +34,9 @@ def shared(chromium, site_url):
 
 @pytest.fixture
 def page(shared):
-    for stem in (A, B):
-        cell(shared, stem).locator("[data-action='reset']").click()
-        cell(shared, stem).evaluate("el => { delete el.dataset.timeout; }")
+    for exercise_id in (A, B):
+        cell(shared, exercise_id).locator("[data-action='reset']").click()
+        cell(shared, exercise_id).evaluate("el => { delete el.dataset.timeout; }")
     yield shared
     assert not shared.errors and not shared.foreign, (shared.errors, shared.foreign)
 
@@ -50,21 +50,21 @@ def fresh(chromium, site_url):
     page.context.close()
 
 
-def run(page, stem: str, code: str) -> str:
-    edit(page, stem, code)
-    return press(page, stem, "run")
+def run(page, exercise_id: str, code: str) -> str:
+    edit(page, exercise_id, code)
+    return press(page, exercise_id, "run")
 
 
-def wrong_answer_check(page, stem: str = A) -> tuple[int, int]:
+def wrong_answer_check(page, exercise_id: str = A) -> tuple[int, int]:
     """Fill the cell's blanks, the last one wrong, and Check: (passed, total)."""
-    root = cell(page, stem)
+    root = cell(page, exercise_id)
     if root.locator("textarea").is_visible():
         root.locator("[data-action='edit']").click()  # back to the blanks
-    answers = [" ".join(b.answer.split()) for b in LESSONS[stem].blanks]
+    answers = [" ".join(b.answer.split()) for b in LESSONS[exercise_id].blanks]
     answers[-1] = f"({answers[-1]}) * 1.5"
     for k, answer in enumerate(answers):
         root.locator("input[data-blank]").nth(k).fill(answer)
-    press(page, stem, "check")
+    press(page, exercise_id, "check")
     passed, total = root.locator(".rl-status").text_content().split("/")
     return int(passed), int(total)
 
@@ -89,7 +89,7 @@ def importance_ratio(new_logprobs, old_logprobs, mask):
     return torch.zeros_like(new_logprobs)
 """,
     "the checker": """import torch
-import rl_ops_numpy.browser.check as check
+import browser_runtime.check as check
 check.verdict = lambda *a, **k: {"total": 36, "passed": 36, "failures": [], "error": None}
 check._differs = lambda *a, **k: None
 
@@ -99,7 +99,7 @@ def importance_ratio(new_logprobs, old_logprobs, mask):
     "the checker's code, from inside the function": """import torch
 
 def importance_ratio(new_logprobs, old_logprobs, mask):
-    import rl_ops_numpy.browser.check as check
+    import browser_runtime.check as check
     check._differs.__code__ = (lambda got, want, spec: None).__code__
     return torch.zeros_like(new_logprobs)
 """,
@@ -367,7 +367,7 @@ def test_unreadable_saved_work_is_set_aside_not_overwritten(fresh):
 
 # ---- 8. the drill's record -----------------------------------------------------------------------
 
-DRILL = "[data-drill='importance_ratio']"
+DRILL = "[data-drill='ppo/importance_ratio']"
 
 
 def test_a_tampered_drill_record_is_set_aside_and_checks_still_count(fresh):
@@ -397,7 +397,7 @@ def test_repeated_checks_of_one_mask_count_one_attempt(fresh):
 
 
 def test_a_tampered_ratio_in_the_address_is_ignored(chromium, site_url):
-    page = new_page(chromium, f"{site_url}/en/ppo/?drill-importance_ratio=1f.1000.d")
+    page = new_page(chromium, f"{site_url}/en/ppo/?drill-ppo-importance_ratio=1f.1000.d")
     assert page.locator(f"{DRILL} input[data-slot]").count() >= 1
     assert not page.errors
     page.context.close()

@@ -8,9 +8,10 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-from drill import count, drill_html, slots
 
-from .conftest import LESSONS
+from site_build.drill import count, drill_html, slots
+
+from .conftest import EXERCISES, LESSONS
 
 SEED = Path(__file__).parent / "data" / "seed_drill"
 
@@ -41,18 +42,18 @@ def _slot_texts(markup: str) -> list[str]:
     return [unescape(re.sub(r"<[^>]+>", "", inner)) for _, inner in found]
 
 
-@pytest.mark.parametrize("stem", sorted(LESSONS))
-def test_site_snippet_markup_marks_exactly_its_tokens(stem):
-    lesson = LESSONS[stem]
+@pytest.mark.parametrize("exercise_id", sorted(LESSONS))
+def test_site_snippet_markup_marks_exactly_its_tokens(exercise_id):
+    lesson = LESSONS[exercise_id]
     code = lesson.drill_code
-    markup = drill_html(lesson.path.stem, code, "import torch", stem, lesson.name)
+    markup = drill_html(exercise_id, code, "import torch", lesson.name)
     data = json.loads(re.search(r"<script[^>]*>(.*?)</script>", markup, re.S).group(1))
     pre = re.search(r"<code>(.*)</code>", markup, re.S).group(1)
     assert unescape(re.sub(r"<[^>]+>", "", pre)) == code  # highlighting loses nothing
     assert _slot_texts(pre) == [s["text"] for s in data["slots"]]
     assert data["count"] == count(code) == sum(1 for s in data["slots"] if not s["extended"])
     assert data["countExtended"] > data["count"]
-    assert data["function"] == lesson.name and data["stem"] == stem
+    assert data["function"] == lesson.name and data["id"] == exercise_id
 
 
 def _regex_count(code: str) -> int:
@@ -66,9 +67,9 @@ def _regex_count(code: str) -> int:
     return sum(1 for m in token.finditer(code) if len(m.group()) >= 2)
 
 
-@pytest.mark.parametrize("stem", sorted(LESSONS))
-def test_drill_count_agrees_with_an_independent_count_of_the_same_rule(stem):
-    code = LESSONS[stem].drill_code
+@pytest.mark.parametrize("exercise_id", sorted(LESSONS))
+def test_drill_count_agrees_with_an_independent_count_of_the_same_rule(exercise_id):
+    code = LESSONS[exercise_id].drill_code
     assert count(code) == _regex_count(code)
 
 
@@ -78,7 +79,7 @@ def test_independent_count_reproduces_the_source_too(name):
 
 
 @pytest.mark.parametrize(
-    ("stem", "token", "equivalent"),
+    ("exercise_id", "token", "equivalent"),
     [
         ("ppo/policy_surrogate_loss", "maximum", "max"),  # torch.max(a, b) is elementwise too
         ("ppo/shape_token_rewards", "-1", "1"),  # dim=1 on 2-D input (extended-mode tokens)
@@ -86,13 +87,13 @@ def test_independent_count_reproduces_the_source_too(name):
         ("ppo/kl_estimators", "0.5", "1 / 2"),
     ],
 )
-def test_an_equivalent_drill_answer_passes_the_check_by_meaning(stem, token, equivalent):
+def test_an_equivalent_drill_answer_passes_the_check_by_meaning(exercise_id, token, equivalent):
     """What the drill sends to the worker: the answer function with one slot as the learner
     typed it, after the lesson's imports; the check runs it under the browser's torch layer."""
-    from rl_ops_numpy.browser import torch_layer_installed
-    from rl_ops_numpy.browser.check import check
+    from browser_runtime import torch_layer_installed
+    from browser_runtime.check import check
 
-    lesson = LESSONS[stem]
+    lesson = LESSONS[exercise_id]
     code = lesson.drill_code
     marks = slots(code)
     texts = [s.text for s in marks]
@@ -106,16 +107,16 @@ def test_an_equivalent_drill_answer_passes_the_check_by_meaning(stem, token, equ
         code[:start] + equivalent + code[end:]
     )
     with torch_layer_installed():
-        result = check(stem, program, lesson.name)
+        result = check(EXERCISES[exercise_id], program)
     assert result["error"] is None and result["passed"] == result["total"], result
 
 
 def test_a_different_drill_answer_fails_the_check_by_meaning():
-    from rl_ops_numpy.browser import torch_layer_installed
-    from rl_ops_numpy.browser.check import check
+    from browser_runtime import torch_layer_installed
+    from browser_runtime.check import check
 
     lesson = LESSONS["ppo/policy_surrogate_loss"]
     code = lesson.drill_code.replace("maximum", "minimum", 1)
     with torch_layer_installed():
-        result = check("ppo/policy_surrogate_loss", "import torch\n\n" + code, lesson.name)
+        result = check(EXERCISES["ppo/policy_surrogate_loss"], "import torch\n\n" + code)
     assert result["passed"] < result["total"]

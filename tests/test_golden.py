@@ -14,9 +14,9 @@ from .conftest import ROOT, SCRIPTS
 from .golden import golden_path, run_lesson
 
 
-@pytest.mark.parametrize("stem", sorted(SCRIPTS))
-def test_golden_output_is_what_torch_prints(stem):
-    lesson = SCRIPTS[stem]
+@pytest.mark.parametrize("exercise_id", sorted(SCRIPTS))
+def test_golden_output_is_what_torch_prints(exercise_id):
+    lesson = SCRIPTS[exercise_id]
     path = golden_path(lesson)
     assert path.exists(), f"{path} is missing: run `make golden`"
     assert run_lesson(lesson) == path.read_text(encoding="utf-8"), (
@@ -24,9 +24,9 @@ def test_golden_output_is_what_torch_prints(stem):
     )
 
 
-@pytest.mark.parametrize("stem", sorted(SCRIPTS))
-def test_golden_output_is_what_the_browsers_torch_layer_prints(stem):
-    lesson = SCRIPTS[stem]
+@pytest.mark.parametrize("exercise_id", sorted(SCRIPTS))
+def test_golden_output_is_what_the_browsers_torch_layer_prints(exercise_id):
+    lesson = SCRIPTS[exercise_id]
     assert run_lesson(lesson, layer=True) == golden_path(lesson).read_text(encoding="utf-8")
 
 
@@ -51,10 +51,10 @@ def test_golden_outputs_hold_in_the_layer_on_numpys_baseline_kernels():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("stem", sorted(SCRIPTS))
-def test_lessons_draw_random_inputs_on_torchs_cpu_independent_path(stem, monkeypatch):
+@pytest.mark.parametrize("exercise_id", sorted(SCRIPTS))
+def test_lessons_draw_random_inputs_on_torchs_cpu_independent_path(exercise_id, monkeypatch):
     # torch's randn of 16 or more values depends on the CPU's vector kernels; fewer do not
-    from rl_ops_numpy.browser.torch_layer.random import Generator
+    from browser_runtime.torch_layer.random import Generator
 
     sizes: list[int] = []
     randn = Generator.randn
@@ -64,5 +64,5 @@ def test_lessons_draw_random_inputs_on_torchs_cpu_independent_path(stem, monkeyp
         return randn(self, n, np_dtype)
 
     monkeypatch.setattr(Generator, "randn", recorded)
-    run_lesson(SCRIPTS[stem], layer=True)
+    run_lesson(SCRIPTS[exercise_id], layer=True)
     assert all(n < 16 for n in sizes), sizes

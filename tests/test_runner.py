@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from rl_ops_numpy.browser.check import SPECS, check
-from rl_ops_numpy.browser.runner import run_cell
+from browser_runtime.check import check
+from browser_runtime.runner import run_cell
 
-from .conftest import LESSONS
+from .conftest import EXERCISES, LESSONS
 
 
-def _cell(stem: str, exercise: str | None = None) -> tuple[str, list[dict]]:
+def _cell(exercise_id: str, exercise: str | None = None) -> tuple[str, list[dict]]:
     """The cell as the page sends it: exercise then test, with their parts."""
-    lesson = LESSONS[stem]
+    lesson = LESSONS[exercise_id]
     ex = exercise if exercise is not None else lesson.exercise(blanked=False)
     test = lesson.test()
     code = ex.rstrip("\n") + "\n\n" + test
@@ -21,10 +21,6 @@ def _cell(stem: str, exercise: str | None = None) -> tuple[str, list[dict]]:
         {"name": "test", "first": ex.rstrip("\n").count("\n") + 3, "length": test.count("\n") + 1},
     ]
     return code, parts
-
-
-def test_every_exercise_has_a_check_spec():
-    assert set(SPECS) == set(LESSONS)
 
 
 def test_run_prints_the_lesson_output(capsys):
@@ -79,15 +75,15 @@ def test_stop_propagates_past_the_cell_so_the_page_reports_it_in_its_language(ca
     assert out.out == "before\n" and out.err == ""
 
 
-@pytest.mark.parametrize("stem", sorted(LESSONS))
-def test_check_accepts_the_solution(stem):
-    lesson = LESSONS[stem]
-    result = check(stem, lesson.exercise(blanked=False), lesson.name)
+@pytest.mark.parametrize("exercise_id", sorted(LESSONS))
+def test_check_accepts_the_solution(exercise_id):
+    lesson = LESSONS[exercise_id]
+    result = check(EXERCISES[exercise_id], lesson.exercise(blanked=False))
     assert result["error"] is None and result["passed"] == result["total"], result["failures"]
 
 
 @pytest.mark.parametrize(
-    ("stem", "old", "new"),
+    ("exercise_id", "old", "new"),
     [
         ("ppo/importance_ratio", "log_ratio.exp()", "torch.exp(log_ratio)"),
         (
@@ -104,16 +100,16 @@ def test_check_accepts_the_solution(stem):
         ),
     ],
 )
-def test_check_accepts_equivalent_spellings(stem, old, new):
-    lesson = LESSONS[stem]
+def test_check_accepts_equivalent_spellings(exercise_id, old, new):
+    lesson = LESSONS[exercise_id]
     code = lesson.exercise(blanked=False)
     assert old in code
-    result = check(stem, code.replace(old, new, 1), lesson.name)
+    result = check(EXERCISES[exercise_id], code.replace(old, new, 1))
     assert result["passed"] == result["total"], result["failures"]
 
 
 @pytest.mark.parametrize(
-    ("stem", "old", "new"),
+    ("exercise_id", "old", "new"),
     [
         ("ppo/importance_ratio", "new_logprobs - old_logprobs", "old_logprobs - new_logprobs"),
         (
@@ -130,51 +126,51 @@ def test_check_accepts_equivalent_spellings(stem, old, new):
         ("s21/dpo_loss", "-F.logsigmoid(diff)", "F.logsigmoid(-diff)"),
     ],
 )
-def test_check_rejects_wrong_answers_and_shows_the_inputs(stem, old, new):
-    lesson = LESSONS[stem]
+def test_check_rejects_wrong_answers_and_shows_the_inputs(exercise_id, old, new):
+    lesson = LESSONS[exercise_id]
     code = lesson.exercise(blanked=False)
     assert old in code
-    result = check(stem, code.replace(old, new, 1), lesson.name)
+    result = check(EXERCISES[exercise_id], code.replace(old, new, 1))
     assert result["passed"] < result["total"]
     first = result["failures"][0]
     assert first["inputs"] and first["expected"] and first["reason"]
 
 
 def test_check_reports_a_syntax_error_instead_of_cases():
-    result = check("ppo/importance_ratio", "def importance_ratio(:\n", "importance_ratio")
+    result = check(EXERCISES["ppo/importance_ratio"], "def importance_ratio(:\n")
     assert result["passed"] == 0 and "SyntaxError" in result["error"]
 
 
 # ---- the same code paths under the NumPy torch layer, as the browser runs them ----------------
 
 
-@pytest.mark.parametrize("stem", sorted(LESSONS))
-def test_under_the_torch_layer_run_prints_the_lesson_output_and_check_accepts(stem, capsys):
-    from rl_ops_numpy.browser import torch_layer_installed
+@pytest.mark.parametrize("exercise_id", sorted(LESSONS))
+def test_under_the_torch_layer_run_prints_the_lesson_output_and_check_accepts(exercise_id, capsys):
+    from browser_runtime import torch_layer_installed
 
-    lesson = LESSONS[stem]
-    code, parts = _cell(stem)
+    lesson = LESSONS[exercise_id]
+    code, parts = _cell(exercise_id)
     with torch_layer_installed():
         assert run_cell(code, parts)
-        result = check(stem, lesson.exercise(blanked=False), lesson.name)
+        result = check(EXERCISES[exercise_id], lesson.exercise(blanked=False))
     assert capsys.readouterr().out == lesson.path.with_suffix(".out").read_text()
     assert result["error"] is None and result["passed"] == result["total"], result["failures"]
 
 
 def test_under_the_torch_layer_check_rejects_a_wrong_answer():
-    from rl_ops_numpy.browser import torch_layer_installed
+    from browser_runtime import torch_layer_installed
 
     lesson = LESSONS["ppo/shape_token_rewards"]
     wrong = lesson.exercise(blanked=False).replace(
         "(response_mask * torch.arange(T)).argmax(dim=-1)", "response_mask.sum(dim=-1).long() - 1"
     )
     with torch_layer_installed():
-        result = check("ppo/shape_token_rewards", wrong, lesson.name)
+        result = check(EXERCISES["ppo/shape_token_rewards"], wrong)
     assert 0 < result["passed"] < result["total"] and result["failures"][0]["inputs"]
 
 
 def test_under_the_torch_layer_shape_mismatch_names_the_shapes(capsys):
-    from rl_ops_numpy.browser import torch_layer_installed
+    from browser_runtime import torch_layer_installed
 
     with torch_layer_installed():
         assert not run_cell("import torch\nprint(torch.zeros(2, 5) + torch.zeros(2, 6))\n")

@@ -10,8 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from rl_ops_numpy.browser import check, sandbox, torch_layer
-from rl_ops_numpy.browser.runner import run_cell
+from browser_runtime import check, sandbox, torch_layer
+from browser_runtime.runner import run_cell
 
 # learner code -> a probe that is true once the interpreter is as it was
 PATCHES = {
@@ -26,16 +26,16 @@ PATCHES = {
                         lambda o: sys.getrecursionlimit() == o["limit"]),
     "trace hook": ("import sys\nsys.settrace(lambda *a: None)", lambda o: sys.gettrace() is None),
     "checker function": (
-        "import rl_ops_numpy.browser.check as c\nc.verdict = None",
+        "import browser_runtime.check as c\nc.verdict = None",
         lambda o: check.verdict is o["verdict"]),
     "function code": (
-        "import rl_ops_numpy.browser.check as c\nc._differs.__code__ = (lambda *a: None).__code__",
+        "import browser_runtime.check as c\nc._differs.__code__ = (lambda *a: None).__code__",
         lambda o: check._differs.__code__ is o["differs_code"]),
     "function defaults": (
-        "import rl_ops_numpy.browser.check as c\nc.check.__defaults__ = (None, 1, 1)",
+        "import browser_runtime.check as c\nc.check.__defaults__ = (None, 1, 1)",
         lambda o: check.check.__defaults__ is o["check_defaults"]),
     "class method": (
-        "from rl_ops_numpy.browser import torch_layer as t\nt.Tensor.__add__ = None\n"
+        "from browser_runtime import torch_layer as t\nt.Tensor.__add__ = None\n"
         "t.Tensor.extra = 1",
         lambda o: torch_layer.Tensor.__add__ is o["add"] and not hasattr(torch_layer.Tensor,
                                                                           "extra")),
@@ -78,7 +78,7 @@ def test_restore_calls_nothing_a_learner_can_rebind():
     # what restore would find by name, were it to look anything up, is broken first
     run_cell("import builtins\nfor name in ('dict', 'list', 'len', 'isinstance', 'print'):\n"
              "    setattr(builtins, name, None)\n"
-             "import rl_ops_numpy.browser.sandbox as s\ns.snapshot = None\n")
+             "import browser_runtime.sandbox as s\ns.snapshot = None\n")
     assert sandbox.restore(snap) == []
     assert builtins.dict is dict and builtins.len is len
 
@@ -91,7 +91,7 @@ def test_restore_reports_what_it_cannot_put_back():
 def test_an_added_audit_hook_asks_for_a_fresh_interpreter():
     # audit hooks cannot be removed: in a process of its own
     code = (
-        "from rl_ops_numpy.browser import sandbox\nfrom rl_ops_numpy.browser.runner import "
+        "from browser_runtime import sandbox\nfrom browser_runtime.runner import "
         "run_cell\nsnap = sandbox.snapshot()\nrun_cell('import sys\\nsys.addaudithook("
         "lambda *a: None)')\nprint(sandbox.restore(snap))\n"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -22,8 +23,8 @@ def _en(path: Path) -> Path:
 
 def _html(site: Path, page: Path, lang: str) -> str:
     """The built HTML of a page source (``s21/demo.zh.md`` -> ``s21/demo/index.html``)."""
-    stem = page.as_posix().removesuffix(".zh.md")
-    folder = stem.removesuffix("index") if stem.endswith("index") else stem + "/"
+    name = page.as_posix().removesuffix(".zh.md")
+    folder = name.removesuffix("index") if name.endswith("index") else name + "/"
     return (site / ("en/" if lang == "en" else "") / folder / "index.html").read_text("utf-8")
 
 
@@ -179,8 +180,8 @@ def test_every_lesson_cell_is_on_a_page(built_site):
         (built_site["dir"] / folder / "index.html").read_text(encoding="utf-8")
         for folder in ("ppo", "s21")
     )
-    for stem in LESSONS:
-        assert f'data-runner="{stem}"' in html
+    for exercise_id in LESSONS:
+        assert f'data-runner="{exercise_id}"' in html
 
 
 @pytest.mark.parametrize("folder", ["ppo", "s21"])
@@ -240,72 +241,68 @@ def test_each_exercise_of_the_download_runs_on_its_own(folder, built_site, tmp_p
 
 
 def test_chinese_search_index_splits_chinese_words(built_site):
-    import json
-
     index = json.loads((built_site["dir"] / "search" / "search_index.json").read_text("utf-8"))
     # jieba segments at build time with U+200B, and the search separator splits on it
     assert "\\u200b" in index["config"]["separator"]
     assert any("\u200b重要性\u200b" in doc["text"] for doc in index["docs"])
 
 
-def test_the_lessons_listed_in_mkdocs_yml_are_exactly_the_lesson_files():
-    from mkdocs.utils.yaml import yaml_load
+def test_katex_extension_typesets_inline_and_block_math_and_leaves_code_alone(tmp_path):
+    import markdown
 
-    config = yaml_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
-    listed = {
-        f"{folder}/{name}"
-        for folder, spec in config["extra"]["lessons"].items()
-        for name in spec["files"]
-    }
-    assert listed == set(LESSONS)
+    from site_build.katex import Katex, KatexExtension
 
-
-def test_build_time_katex_server_writes_what_the_katex_cli_writes(tmp_path):
-    """The hook typesets through one Node process; its HTML must be the CLI's, byte for byte."""
-    hook = _hook()
-    server = hook.KatexServer()
-    katex = ROOT / "node_modules" / ".bin" / "katex"
+    katex = Katex(ROOT / "node_modules", tmp_path / "cache")
     try:
-        for tex, display in [
-            (r"\rho_t = \exp(\log \pi_\theta - \log \pi_{\text{old}})", False),
-            (r"\hat A_t = \sum_{k \ge t} (\gamma\lambda)^{k-t}\,\delta_k", True),
-            (r"\mathcal{L}_{\text{DPO}} = -\log\sigma\Big(\beta\,\Delta\Big)", True),
-            (r"\tfrac12 (\log r)^2 \quad e^x \ge 1 + x", False),
-        ]:
-            src = tmp_path / "in.tex"
-            out = tmp_path / "out.html"
-            src.write_text(tex, encoding="utf-8")
-            args = [str(katex), "--input", str(src), "--output", str(out)]
-            subprocess.run(args + (["--display-mode"] if display else []), check=True)
-            assert server.render(tex, display) == out.read_text(encoding="utf-8").strip()
+        md = markdown.Markdown(extensions=["pymdownx.superfences", KatexExtension(katex)])
+        html = md.convert(
+            "Ratio $`\\rho_t = \\sqrt{x}`$ here.\n\n```math\n\\hat A_t = \\delta_t\n```\n\n"
+            "```python\nx = \"$`not math`$\"\n```\n"
+        )
     finally:
-        server.close()
+        katex.close()
+    assert html.count('class="katex"') == 2 and html.count('class="katex-display"') == 1
+    assert "<svg" not in html and "data:image/svg+xml;base64," in html  # \\sqrt's SVG, as <img>
+    assert "$`not math`$" in html  # code is not typeset
+    assert len(list((tmp_path / "cache").glob("*.html"))) == 2  # each formula typeset once
 
 
-def _hook():
-    import importlib.util
+def test_katex_errors_name_the_formula_and_a_missing_katex_says_run_npm_ci(tmp_path):
+    from site_build.katex import Katex, KatexError
 
-    spec = importlib.util.spec_from_file_location("site_hook", ROOT / "overrides/hooks/site.py")
-    hook = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hook)
-    return hook
-
-
-def test_build_fails_loudly_without_npm_katex(tmp_path, monkeypatch):
-    from mkdocs.exceptions import PluginError
-
-    hook = _hook()
-    monkeypatch.setattr(hook, "NODE", tmp_path / "node_modules")  # no katex there
-    with pytest.raises(PluginError, match="npm ci"):
-        hook._use_npm_katex()
+    katex = Katex(ROOT / "node_modules", tmp_path / "cache")
+    try:
+        with pytest.raises(KatexError, match=r"\\frac\{1"):
+            katex.render("\\frac{1", display=False)
+    finally:
+        katex.close()
+    with pytest.raises(KatexError, match="npm ci"):
+        Katex(tmp_path / "node_modules", tmp_path / "cache")
 
 
-def test_per_exercise_time_limits_come_from_mkdocs_yml(built_site):
-    html = (built_site["dir"] / "ppo" / "index.html").read_text(encoding="utf-8")
-    assert re.search(r'data-runner="ppo/compute_gae"[^>]*data-timeout="15"', html) or re.search(
-        r'data-timeout="15"[^>]*data-runner="ppo/compute_gae"', html
+def test_the_site_publishes_no_build_code(built_site):
+    site = built_site["dir"]
+    published = [p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()]
+    assert not [p for p in published if p.endswith((".cjs", ".mjs.map")) or "hooks/" in p]
+    python = sorted(p for p in published if p.endswith(".py"))
+    # the downloads (one per chapter, which both languages link to), and nothing else
+    assert python == sorted(
+        f"{folder}/{name}" for folder in ("ppo", "s21") for name in ("exercise.py", "solution.py")
     )
-    assert 'data-runner="ppo/importance_ratio"' in html and 'data-timeout="10"' in html
+
+
+def test_per_exercise_time_limits_come_from_the_lesson_files(built_site):
+    html = (built_site["dir"] / "ppo" / "index.html").read_text(encoding="utf-8")
+    assert 'data-runner="ppo/compute_gae" data-timeout="15"' in html  # its TIMEOUT = 15
+    assert 'data-runner="ppo/importance_ratio" data-timeout="10"' in html  # the default
+    cells = {
+        data["id"]: data for data in (
+            json.loads(m) for m in re.findall(
+                r'<script class="rl-cell-data" type="application/json">(.*?)</script>', html))
+    }
+    for exercise_id, data in cells.items():
+        assert data["exercise"] == LESSONS[exercise_id].exercise(blanked=True).rstrip("\n")
+        assert data["test"] == LESSONS[exercise_id].test().rstrip("\n")
 
 
 def test_site_url_comes_from_the_environment_for_canonical_links_and_the_sitemap(tmp_path):

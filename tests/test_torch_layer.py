@@ -1,4 +1,4 @@
-"""The browser's torch layer (rl_ops_numpy.browser.torch_layer) against the installed CPU torch.
+"""The browser's torch layer (browser_runtime.torch_layer) against the installed CPU torch.
 
 Every check runs the same code under real torch and under the layer and compares what comes out:
 stdout of the lesson scripts, values/shapes/dtypes of the lesson exercises, printing, dtype
@@ -26,12 +26,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rl_ops_numpy.browser import (
+from browser_runtime import (
     install_torch,
     torch_layer,
     torch_layer_installed,
     uninstall_torch,
 )
+from browser_runtime.exercises import LAYOUTS, mask
+
+from .conftest import EXERCISES, LESSONS
 
 real_torch = pytest.importorskip("torch")
 
@@ -43,10 +46,6 @@ TRANSCENDENTAL_ULPS = 2
 COMPOSITE_ULPS = 4
 # randn of 16 or more values: |layer − torch| ≤ RANDN_BOUND · max(1, |x|) (float32)
 RANDN_BOUND = 16 * float(np.finfo(np.float32).eps)
-LESSONS = [
-    path for path in sorted((ROOT / "docs").glob("*/*.py"))
-    if "[start:exercise]" in path.read_text(encoding="utf-8")
-]
 TORCH_NAMES = ("torch", "torch.nn", "torch.nn.functional")
 
 
@@ -70,17 +69,14 @@ def as_torch(module: Any):
             yield mod
 
 
-def exercise_function(path: Path, module: Any) -> Any:
-    """The function defined in a lesson's ``exercise`` section, compiled against ``module``."""
-    text = path.read_text(encoding="utf-8")
-    section = re.search(r"# --8<-- \[start:exercise\]\n(.*?)# --8<-- \[end:exercise\]", text, re.S)
-    assert section, f"{path} has no exercise section"
-    source = section.group(1)
-    name = re.search(r"^def (\w+)\(", source, re.M).group(1)
-    namespace: dict[str, Any] = {"__name__": f"exercise_{name}"}
+def exercise_function(exercise_id: str, module: Any) -> Any:
+    """The solution of an exercise (its lesson's ``exercise`` section), compiled against
+    ``module``."""
+    lesson = LESSONS[exercise_id]
+    namespace: dict[str, Any] = {"__name__": f"exercise_{lesson.name}"}
     with as_torch(module):
-        exec(compile(source, str(path), "exec"), namespace)
-    return namespace[name]
+        exec(compile(lesson.exercise(blanked=False), str(lesson.path), "exec"), namespace)
+    return namespace[lesson.name]
 
 
 def as_array(t: Any) -> np.ndarray:
@@ -225,89 +221,34 @@ def evaluate(expr: str, module: Any) -> Any:
 # ---- the lessons --------------------------------------------------------------------------------
 
 
-def _mask(rng: np.random.Generator, b: int, t: int, keep_row: bool = False) -> np.ndarray:
-    """Masks as lessons meet them: full, right-padded, left-padded, with holes, or empty rows."""
-    mask = np.ones((b, t), np.float32)
-    for row in range(b):
-        kind, length = rng.integers(0, 5), rng.integers(1, t + 1)
-        if kind == 1:
-            mask[row, length:] = 0
-        elif kind == 2:
-            mask[row, : t - length] = 0
-        elif kind == 3:
-            mask[row] = rng.random(t) < 0.6
-        elif kind == 4 and not keep_row:
-            mask[row] = 0
-        if keep_row and not mask[row].any():
-            mask[row, -1] = 1
-    return mask
-
-
-def _normal(rng: np.random.Generator, *shape: int, scale: float = 1.0, shift: float = 0.0):
-    return (rng.standard_normal(shape) * scale + shift).astype(np.float32)
-
-
-# name → (make arguments from (rng, B, T), bit-identical to torch: only IEEE operations, no sums)
-EXERCISES = {
-    "ppo/compute_gae.py": (lambda r, b, t: (
-        [_normal(r, b, t), _normal(r, b, t), _mask(r, b, t)],
-        {"gamma": float(r.choice([1.0, 0.99])), "lam": float(r.choice([0.95, 0.9]))}), True),
-    "ppo/importance_ratio.py": (lambda r, b, t: (
-        [_normal(r, b, t, scale=0.3, shift=-2), _normal(r, b, t, scale=0.3, shift=-2),
-         _mask(r, b, t)], {}), False),
-    "ppo/kl_estimators.py": (lambda r, b, t: (
-        [_normal(r, b, t, scale=0.5), _normal(r, b, t, scale=0.5)], {}), False),
-    "ppo/policy_surrogate_loss.py": (lambda r, b, t: (
-        [_normal(r, b, t, scale=0.3), _normal(r, b, t, scale=0.3), _normal(r, b, t),
-         _mask(r, b, t)], {"clip_range": 0.2}), False),
-    "ppo/shape_token_rewards.py": (lambda r, b, t: (
-        [_normal(r, b), _normal(r, b, t, scale=0.1), _normal(r, b, t, scale=0.1),
-         _mask(r, b, t, keep_row=True)], {"kl_coef": 0.05}), True),
-    "ppo/value_clipped_loss.py": (lambda r, b, t: (
-        [_normal(r, b, t), _normal(r, b, t), _normal(r, b, t), _mask(r, b, t)],
-        {"clip_range_value": 0.2}), False),
-    "s21/compute_gae.py": (lambda r, b, t: (
-        [_normal(r, t), _normal(r, t)],
-        {"next_value": float(r.standard_normal()), "gamma": 0.99, "gae_lambda": 0.95}), True),
-    "s21/dpo_loss.py": (lambda r, b, t: (
-        [_normal(r, b, scale=20, shift=-50) for _ in range(4)], {"beta": 0.1}), False),
-    "s21/ppo_clipped_objective.py": (lambda r, b, t: (
-        [np.exp(_normal(r, b, t, scale=0.3)), _normal(r, b, t)], {"clip_epsilon": 0.2}), False),
-    "ppo/masked_whiten.py": (lambda r, b, t: (
-        [_normal(r, b, t, scale=2.0), _mask(r, b, t, keep_row=True)],
-        {"shift_mean": bool(r.random() < 0.5)}), False),
-}
+# exercises whose solution uses only IEEE operations, no sums: the layer gives torch's bits
+BIT_EXACT = {"ppo/compute_gae", "ppo/shape_token_rewards", "s21/compute_gae"}
 SHAPES = [(1, 1), (1, 6), (4, 1), (2, 5), (3, 8), (5, 17), (8, 33)]
-
-
-def test_every_lesson_exercise_has_random_inputs():
-    assert sorted(EXERCISES) == sorted(f"{p.parent.name}/{p.name}" for p in LESSONS)
-
-
 # a lesson output built from transcendental functions or sums, in float32:
 # |layer − torch| ≤ LESSON_BOUND · ε₃₂ · max(1, largest input)
 LESSON_BOUND = 16
 
 
-@pytest.mark.parametrize("name", sorted(EXERCISES))
-def test_lesson_exercise_matches_torch_exactly_or_within_the_stated_bound(name: str):
-    make_args, bit_exact = EXERCISES[name]
-    fn_torch = exercise_function(ROOT / "docs" / name, real_torch)
-    fn_layer = exercise_function(ROOT / "docs" / name, layer)
-    rng = np.random.default_rng(zlib.crc32(name.encode()))  # the same in every process
+@pytest.mark.parametrize("exercise_id", sorted(EXERCISES))
+def test_lesson_exercise_matches_torch_exactly_or_within_the_stated_bound(exercise_id: str):
+    exercise = EXERCISES[exercise_id]
+    fn_torch = exercise_function(exercise_id, real_torch)
+    fn_layer = exercise_function(exercise_id, layer)
+    seed = zlib.crc32(exercise_id.encode())  # the same in every process
     eps = float(np.finfo(np.float32).eps)
     for trial in range(5 * len(SHAPES)):
-        b, t = SHAPES[trial % len(SHAPES)]
-        args, kwargs = make_args(rng, b, t)
-        want = fn_torch(*[real_torch.tensor(a) for a in args], **kwargs)
-        got = fn_layer(*[layer.tensor(a) for a in args], **kwargs)
+        # the exercise's own random inputs (every mask layout), at sizes up to 8 × 33
+        args = list(exercise.inputs(seed, trial, size=SHAPES[trial % len(SHAPES)]).values())
+        want = fn_torch(*[real_torch.tensor(a) if isinstance(a, np.ndarray) else a for a in args])
+        got = fn_layer(*[layer.tensor(a) if isinstance(a, np.ndarray) else a for a in args])
         want = want if isinstance(want, tuple) else (want,)
         got = got if isinstance(got, tuple) else (got,)
         assert len(got) == len(want)
-        scale = max(1.0, *(float(np.abs(a).max()) for a in args if np.size(a)))
+        arrays = [a for a in args if isinstance(a, np.ndarray) and a.size]
+        scale = max(1.0, *(float(np.abs(a).max()) for a in arrays))
         for w, g in zip(want, got, strict=True):
             assert isinstance(g, layer.Tensor)
-            if bit_exact:
+            if exercise_id in BIT_EXACT:
                 assert_same(g, w)
             else:
                 assert tuple(g.shape) == tuple(w.shape) and str(g.dtype) == str(w.dtype)
@@ -389,6 +330,18 @@ def objective_variants(ratio, adv, eps=0.2):
     return torch.minimum(s1, s2).mean(), torch.min(s1, s2).sum(-1), torch.where(adv >= 0,
         torch.min(ratio, torch.full_like(ratio, 1 + eps)), ratio.clamp(min=1 - eps)) * adv
 """
+
+def _mask(rng: np.random.Generator, b: int, t: int, keep_row: bool = False) -> np.ndarray:
+    """A mask of a random layout (the exercises' generator); ``keep_row``: no empty row."""
+    m = mask(rng, b, t, LAYOUTS[int(rng.integers(0, len(LAYOUTS)))]).astype(np.float32)
+    if keep_row:
+        m[~m.any(axis=1), -1] = 1
+    return m
+
+
+def _normal(rng: np.random.Generator, *shape: int, scale: float = 1.0, shift: float = 0.0):
+    return (rng.standard_normal(shape) * scale + shift).astype(np.float32)
+
 
 VARIANT_INPUTS = {
     "gae_stack": lambda r, b, t: [_normal(r, b, t), _normal(r, b, t), _mask(r, b, t)],

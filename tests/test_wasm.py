@@ -36,18 +36,18 @@ DEMO = {"corpus_size": 200, "sft_steps": 10, "sft_batch": 16, "ppo_steps": 6, "p
         "dpo_prompts": 32, "dpo_steps": 6, "dpo_batch": 16, "eval_words": 32, "log_every": 2}
 
 
-def wrong_answer(stem: str) -> str:
+def wrong_answer(exercise_id: str) -> str:
     """The exercise with every blank answered, the last one wrongly (its value times 1.5)."""
-    lesson = LESSONS[stem]
+    lesson = LESSONS[exercise_id]
     answers = [b.answer for b in lesson.blanks]
     answers[-1] = f"({answers[-1]}) * 1.5"
     parts = lesson.exercise(blanked=True).split("_____")
     return "".join(p + (answers[i] if i < len(answers) else "") for i, p in enumerate(parts))
 
 
-def _check_task(stem: str, exercise: str) -> dict:
-    code, parts = _cell(stem, exercise)
-    return {"stem": stem, "name": LESSONS[stem].name, "code": code, "parts": parts}
+def _check_task(exercise_id: str, exercise: str) -> dict:
+    code, parts = _cell(exercise_id, exercise)
+    return {"exercise_id": exercise_id, "code": code, "parts": parts}
 
 
 @pytest.fixture(scope="module")
@@ -58,11 +58,11 @@ def wasm(built_site, tmp_path_factory) -> dict:
     site = built_site["dir"]
     (wheel,) = (site / "assets" / "wheels").glob("*.whl")
     work = tmp_path_factory.mktemp("wasm")
-    stems = sorted(LESSONS)
+    exercise_ids = sorted(LESSONS)
     tasks = {
-        "lessons": {stem: LESSONS[stem].text for stem in stems},
-        "checks": [_check_task(s, LESSONS[s].exercise(blanked=False)) for s in stems]
-        + [_check_task(s, wrong_answer(s)) for s in stems],
+        "lessons": {ex: LESSONS[ex].text for ex in exercise_ids},
+        "checks": [_check_task(s, LESSONS[s].exercise(blanked=False)) for s in exercise_ids]
+        + [_check_task(s, wrong_answer(s)) for s in exercise_ids],
         "cells": [
             dict(zip(("code", "parts"), _cell("ppo/importance_ratio", "ratio = (1 +\n"),
                      strict=True)),
@@ -82,7 +82,7 @@ def wasm(built_site, tmp_path_factory) -> dict:
     )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     results = json.loads((work / "results.json").read_text(encoding="utf-8"))
-    results["stems"] = stems
+    results["exercise_ids"] = exercise_ids
     return results
 
 
@@ -91,15 +91,16 @@ def test_the_interpreter_is_pyodides_wasm32_with_a_32_bit_intp(wasm):
     assert wasm["platform"]["python"].startswith("3.12")
 
 
-@pytest.mark.parametrize("stem", sorted(LESSONS))
-def test_lesson_prints_its_golden_output_on_wasm32(wasm, stem):
-    assert wasm["lessons"][stem] == golden_path(LESSONS[stem]).read_text(encoding="utf-8")
+@pytest.mark.parametrize("exercise_id", sorted(LESSONS))
+def test_lesson_prints_its_golden_output_on_wasm32(wasm, exercise_id):
+    golden = golden_path(LESSONS[exercise_id]).read_text(encoding="utf-8")
+    assert wasm["lessons"][exercise_id] == golden
 
 
-@pytest.mark.parametrize("stem", sorted(LESSONS))
-def test_check_passes_the_answer_and_fails_a_wrong_one_on_wasm32(wasm, stem):
-    n = len(wasm["stems"])
-    i = wasm["stems"].index(stem)
+@pytest.mark.parametrize("exercise_id", sorted(LESSONS))
+def test_check_passes_the_answer_and_fails_a_wrong_one_on_wasm32(wasm, exercise_id):
+    n = len(wasm["exercise_ids"])
+    i = wasm["exercise_ids"].index(exercise_id)
     right, wrong = wasm["checks"][i], wasm["checks"][n + i]
     assert right["error"] is None and right["passed"] == right["total"] > 0, right
     assert wrong["error"] is None and wrong["passed"] < wrong["total"], wrong

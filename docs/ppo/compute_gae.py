@@ -64,3 +64,18 @@ print(f"mask = {mask[0].tolist()}: Â =\n{adv}")
 # that reaches the first token through (γλ)^t alone
 print(f"0.95 ** 1000 = {0.95 ** 1000:.1e}")
 # --8<-- [end:test]
+
+
+# --8<-- [start:check]
+TITLE = {"en": "GAE, Computed Backwards", "zh": "GAE 倒序递推"}  # heading of its drill
+REFERENCE = "compute_gae"  # rl_ops_numpy's function: Check compares with it
+TIMEOUT = 15  # seconds a run may take in the browser: a Python loop over T
+
+
+def inputs(draw):
+    """The arguments of one random case, in the function's parameter order."""
+    B, T = draw.size()  # batch, response length
+    return {"rewards": draw.normal((B, T)), "values": draw.normal((B, T)),
+            "mask": draw.mask(B, T), "gamma": draw.choice([1.0, 0.99, 0.9]),
+            "lam": draw.choice([0.95, 0.8, 0.0])}
+# --8<-- [end:check]

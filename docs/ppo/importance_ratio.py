@@ -43,3 +43,16 @@ print(f"ρ[0, 3:] = {importance_ratio(new, old, mask)[0, 3:]}")
 naive = (new - old).exp() * mask + (1 - mask)  # fill after exp
 print(f"exp(log ρ)·mask + (1 - mask), [0, 3:] = {naive[0, 3:]}")
 # --8<-- [end:test]
+
+
+# --8<-- [start:check]
+TITLE = {"en": "Importance Ratio", "zh": "重要性采样比"}  # heading of its drill
+REFERENCE = "importance_ratio"  # rl_ops_numpy's function: Check compares with it
+
+
+def inputs(draw):
+    """The arguments of one random case, in the function's parameter order."""
+    B, T = draw.size()  # batch, response length
+    return {"new_logprobs": draw.normal((B, T), 0.5), "old_logprobs": draw.normal((B, T), 0.5),
+            "mask": draw.mask(B, T)}
+# --8<-- [end:check]

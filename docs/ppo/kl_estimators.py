@@ -46,3 +46,16 @@ for name, k in (("K1", k1), ("K2", k2), ("K3", k3)):
     print(f"{name}: mean {k.mean():+.4f}   std {k.std():.4f}   "
           f"min {k.min():+.4f}")
 # --8<-- [end:test]
+
+
+# --8<-- [start:check]
+TITLE = {"en": "KL Estimators", "zh": "KL 估计量"}  # heading of its drill
+REFERENCE = "kl_estimators"  # rl_ops_numpy's function: Check compares with it
+
+
+def inputs(draw):
+    """The arguments of one random case, in the function's parameter order."""
+    B, T = draw.size()  # batch, response length
+    q = draw.normal((B, T), 0.5, shift=-1.0)  # log q of the sampled tokens
+    return {"p_logprobs": q + draw.normal((B, T), 0.3), "q_logprobs": q}
+# --8<-- [end:check]

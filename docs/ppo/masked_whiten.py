@@ -48,3 +48,19 @@ for shift_mean in (True, False):
           f" std {w[real].std():.4f}, padding {w[~real].tolist()}")
 print(f"before: mean {adv[real].mean():.4f}, std {adv[real].std():.4f}")
 # --8<-- [end:test]
+
+
+# --8<-- [start:check]
+TITLE = {"en": "Advantage Whitening", "zh": "优势白化"}  # heading of its drill
+REFERENCE = "masked_whiten"  # rl_ops_numpy's function: Check compares with it
+
+
+def inputs(draw):
+    """The arguments of one random case, in the function's parameter order."""
+    B, T = draw.size()  # batch, response length
+    T = max(T, 2)
+    mask = draw.mask(B, T)
+    if mask.sum() < 2:  # the unbiased variance needs two response tokens
+        mask.reshape(-1)[:2] = 1
+    return {"values": draw.normal((B, T), 2.0), "mask": mask, "shift_mean": draw.coin(0.7)}
+# --8<-- [end:check]

@@ -54,3 +54,17 @@ dirty = policy_surrogate_loss(new, old, adv, mask)
 print(f"mask[1, 3] = 0: {clean.item():+.4f};"
       f" + (-inf, NaN) at [1, 3]: {dirty.item():+.4f}")
 # --8<-- [end:test]
+
+
+# --8<-- [start:check]
+TITLE = {"en": "Clipped Surrogate Loss", "zh": "Clipped Surrogate 策略损失"}  # heading of its drill
+REFERENCE = "policy_surrogate_loss"  # rl_ops_numpy's function: Check compares with it
+
+
+def inputs(draw):
+    """The arguments of one random case, in the function's parameter order."""
+    B, T = draw.size()  # batch, response length
+    return {"new_logprobs": draw.normal((B, T), 0.5), "old_logprobs": draw.normal((B, T), 0.5),
+            "advantages": draw.normal((B, T)), "mask": draw.mask(B, T),
+            "clip_range": draw.choice([0.2, 0.1, 0.3])}
+# --8<-- [end:check]

@@ -49,3 +49,18 @@ print(f"token_rewards =\n{rewards}")
 print(f"token_rewards[0, 5] = {rewards[0, 5]:.3f}  (= 1.5 - 0.05·k)")
 print(f"token_rewards[1, 4] = {rewards[1, 4]:.3f}  (= -0.3 - 0.05·k)")
 # --8<-- [end:test]
+
+
+# --8<-- [start:check]
+TITLE = {"en": "Token Reward Shaping", "zh": "token 级奖励塑形"}  # heading of its drill
+REFERENCE = "shape_token_rewards"  # rl_ops_numpy's function: Check compares with it
+
+
+def inputs(draw):
+    """The arguments of one random case, in the function's parameter order."""
+    B, T = draw.size()  # batch, response length
+    logprobs = draw.normal((B, T), 0.5, shift=-1.0)
+    return {"rm_score": draw.normal(B), "logprobs": logprobs,
+            "ref_logprobs": logprobs + draw.normal((B, T), 0.1),
+            "response_mask": draw.mask(B, T), "kl_coef": draw.choice([0.05, 0.1])}
+# --8<-- [end:check]

@@ -52,3 +52,17 @@ returns[1, 4] = float("nan")
 print(f"mask[1, 4] = 0: {clean.item():.4f};  + NaN at [1, 4]: "
       f"{value_clipped_loss(new_v, old_v, returns, mask).item():.4f}")
 # --8<-- [end:test]
+
+
+# --8<-- [start:check]
+TITLE = {"en": "Value Clipped Loss", "zh": "Clipped 价值损失"}  # heading of its drill
+REFERENCE = "value_clipped_loss"  # rl_ops_numpy's function: Check compares with it
+
+
+def inputs(draw):
+    """The arguments of one random case, in the function's parameter order."""
+    B, T = draw.size()  # batch, response length
+    return {"new_values": draw.normal((B, T), 0.5), "old_values": draw.normal((B, T), 0.5),
+            "returns": draw.normal((B, T), 0.5), "mask": draw.mask(B, T),
+            "clip_range_value": draw.choice([0.2, 0.1, 0.5])}
+# --8<-- [end:check]

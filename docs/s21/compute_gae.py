@@ -54,3 +54,17 @@ print(f"            δ_4 = 10 + 0 - 1 = {adv[-1].item():.4f},"
 adv_cut, _ = compute_gae(rewards, values, next_value=2.0)
 print(f"V(s_5) = 2: Â = {[round(a, 4) for a in adv_cut.tolist()]}")
 # --8<-- [end:test]
+
+
+# --8<-- [start:check]
+TITLE = {"en": "GAE", "zh": "GAE"}  # heading of its drill
+REFERENCE = "compute_gae_episode"  # rl_ops_numpy's function: Check compares with it
+
+
+def inputs(draw):
+    """The arguments of one random case, in the function's parameter order."""
+    T = draw.length(2, 11)  # steps of one episode
+    return {"rewards": draw.normal(T), "values": draw.normal(T),
+            "next_value": float(draw.normal(())), "gamma": draw.choice([0.99, 1.0, 0.9]),
+            "gae_lambda": draw.choice([0.95, 0.0, 1.0])}
+# --8<-- [end:check]

@@ -40,3 +40,16 @@ for a in (1.0, -1.0):
           f" {[round(x, 4) for x in per_item.tolist()]},"
           f" L^CLIP = {objective.item():.4f}")
 # --8<-- [end:test]
+
+
+# --8<-- [start:check]
+TITLE = {"en": "PPO Clipped Objective", "zh": "PPO 裁剪目标"}  # heading of its drill
+REFERENCE = "ppo_clipped_objective"  # rl_ops_numpy's function: Check compares with it
+
+
+def inputs(draw):
+    """The arguments of one random case, in the function's parameter order."""
+    n = draw.length()  # samples
+    return {"ratio": draw.lognormal(n, 0.4), "advantage": draw.normal(n),
+            "clip_epsilon": draw.choice([0.2, 0.1])}
+# --8<-- [end:check]

@@ -20,11 +20,11 @@ import sys
 
 import numpy as np
 
-from rl_ops_numpy.browser import install_torch
+from browser_runtime import install_torch
 
 torch = install_torch()
 
-from rl_ops_numpy.browser import check, runner  # noqa: E402
+from browser_runtime import check, runner  # noqa: E402
 
 tasks = json.loads(open("/work/tasks.json", encoding="utf-8").read())
 results: dict = {"platform": {"intp": np.dtype(np.intp).name, "numpy": np.__version__,
@@ -69,9 +69,10 @@ def expression(expr: str):
         return {"error": type(exc).__name__}
 
 
-results["lessons"] = {stem: lesson_output(text) for stem, text in tasks["lessons"].items()}
+results["lessons"] = {ex: lesson_output(text) for ex, text in tasks["lessons"].items()}
+# by id: the exercise comes from the manifest inside the site's wheel
 results["checks"] = [
-    check.check(t["stem"], t["code"], t["name"], t.get("parts")) for t in tasks["checks"]
+    check.check(t["exercise_id"], t["code"], t.get("parts")) for t in tasks["checks"]
 ]
 results["cells"] = []
 for cell in tasks["cells"]:
@@ -82,8 +83,8 @@ def interpreter_state() -> dict:
     """What learner code commonly changes, by identity or value."""
     import builtins
 
-    from rl_ops_numpy.browser import check as checker
-    from rl_ops_numpy.browser import torch_layer
+    from browser_runtime import check as checker
+    from browser_runtime import torch_layer
 
     return {
         "np.allclose": id(np.allclose), "print": id(builtins.print), "len": id(builtins.len),
@@ -101,7 +102,7 @@ def interpreter_state() -> dict:
 def sandbox_task(codes: list[str]) -> list[dict]:
     """Each learner code, then restore: what differs from before. (Locals only: restore puts
     this module's namespace back too.)"""
-    from rl_ops_numpy.browser import sandbox
+    from browser_runtime import sandbox
 
     interpreter_state()  # whatever it imports, before the snapshot
     snap = sandbox.snapshot()

@@ -21,152 +21,13 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
-import rl_ops_numpy as ops
-
+from .exercises import Exercise, get
 from .runner import CELL, format_exception, format_syntax_error, parts_from
 
-Inputs = dict[str, object]
 CASES = 36  # random inputs per check
-
-
-def _mask(rng: np.random.Generator, B: int, T: int, case: int) -> np.ndarray:
-    """Full, right-padded, left-padded, prompt-in-front, holes, an empty row: by case number."""
-    layout = case % 6
-    m = np.zeros((B, T))
-    for b in range(B):
-        n = int(rng.integers(1, T + 1))
-        if layout == 0:
-            m[b] = 1
-        elif layout == 1:
-            m[b, :n] = 1
-        elif layout == 2:
-            m[b, T - n :] = 1
-        elif layout == 3:
-            s = int(rng.integers(0, T - n + 1))
-            m[b, s : s + n] = 1
-        elif layout == 4:
-            m[b] = rng.random(T) < 0.6
-        else:
-            m[b, :n] = 1 if b % 2 == 0 else 0
-    return m
-
-
-def _size(rng: np.random.Generator, case: int) -> tuple[int, int]:
-    return (1, 1) if case == 0 else (int(rng.integers(1, 5)), int(rng.integers(1, 9)))
-
-
-def _normal(rng: np.random.Generator, shape, scale: float = 0.5) -> np.ndarray:
-    return rng.normal(0.0, scale, shape).astype(np.float32)
-
-
-def _ratio_inputs(rng, case):
-    B, T = _size(rng, case)
-    return {"new_logprobs": _normal(rng, (B, T)), "old_logprobs": _normal(rng, (B, T)),
-            "mask": _mask(rng, B, T, case).astype(np.float32)}
-
-
-def _gae_inputs(rng, case):
-    B, T = _size(rng, case)
-    return {"rewards": _normal(rng, (B, T), 1.0), "values": _normal(rng, (B, T), 1.0),
-            "mask": _mask(rng, B, T, case).astype(np.float32),
-            "gamma": float(rng.choice([1.0, 0.99, 0.9])),
-            "lam": float(rng.choice([0.95, 0.8, 0.0]))}
-
-
-def _policy_inputs(rng, case):
-    B, T = _size(rng, case)
-    return {"new_logprobs": _normal(rng, (B, T)), "old_logprobs": _normal(rng, (B, T)),
-            "advantages": _normal(rng, (B, T), 1.0),
-            "mask": _mask(rng, B, T, case).astype(np.float32),
-            "clip_range": float(rng.choice([0.2, 0.1, 0.3]))}
-
-
-def _value_inputs(rng, case):
-    B, T = _size(rng, case)
-    return {"new_values": _normal(rng, (B, T)), "old_values": _normal(rng, (B, T)),
-            "returns": _normal(rng, (B, T)), "mask": _mask(rng, B, T, case).astype(np.float32),
-            "clip_range_value": float(rng.choice([0.2, 0.1, 0.5]))}
-
-
-def _kl_inputs(rng, case):
-    B, T = _size(rng, case)
-    q = _normal(rng, (B, T)) - 1.0
-    return {"p_logprobs": (q + _normal(rng, (B, T), 0.3)).astype(np.float32), "q_logprobs": q}
-
-
-def _rewards_inputs(rng, case):
-    B, T = _size(rng, case)
-    lp = _normal(rng, (B, T)) - 1.0
-    return {"rm_score": _normal(rng, (B,), 1.0), "logprobs": lp,
-            "ref_logprobs": (lp + _normal(rng, (B, T), 0.1)).astype(np.float32),
-            "response_mask": _mask(rng, B, T, case).astype(np.float32),
-            "kl_coef": float(rng.choice([0.05, 0.1]))}
-
-
-def _whiten_inputs(rng, case):
-    B, T = _size(rng, case)
-    T = max(T, 2)  # two response tokens at least: the variance needs them
-    m = _mask(rng, B, T, case).astype(np.float32)
-    if m.sum() < 2:
-        m.reshape(-1)[:2] = 1
-    return {"values": _normal(rng, (B, T), 2.0), "mask": m,
-            "shift_mean": bool(rng.random() < 0.7)}
-
-
-def _objective_inputs(rng, case):
-    n = 1 if case == 0 else int(rng.integers(1, 12))
-    return {"ratio": np.exp(_normal(rng, (n,), 0.4)).astype(np.float32),
-            "advantage": _normal(rng, (n,), 1.0), "clip_epsilon": float(rng.choice([0.2, 0.1]))}
-
-
-def _dpo_inputs(rng, case):
-    n = 1 if case == 0 else int(rng.integers(1, 8))
-    names = ("log_p_w", "log_p_l", "ref_log_p_w", "ref_log_p_l")
-    inputs: Inputs = {k: (_normal(rng, (n,), 5.0) - 20.0).astype(np.float32) for k in names}
-    inputs["beta"] = float(rng.choice([0.1, 0.5]))
-    return inputs
-
-
-def _episode_inputs(rng, case):
-    n = 1 if case == 0 else int(rng.integers(2, 12))
-    return {"rewards": _normal(rng, (n,), 1.0), "values": _normal(rng, (n,), 1.0),
-            "next_value": float(rng.normal()), "gamma": float(rng.choice([0.99, 1.0, 0.9])),
-            "gae_lambda": float(rng.choice([0.95, 0.0, 1.0]))}
-
-
-@dataclass(frozen=True)
-class Spec:
-    """How to test one exercise: random inputs (a dict in the function's parameter order) and
-    the reference that gives the right answer."""
-
-    make_inputs: Callable[[np.random.Generator, int], Inputs]
-    reference: Callable[..., object]
-    rtol: float = 1e-4
-    atol: float = 1e-5
-
-
-SPECS: dict[str, Spec] = {
-    "ppo/importance_ratio": Spec(_ratio_inputs, ops.importance_ratio),
-    "ppo/compute_gae": Spec(_gae_inputs, ops.compute_gae),
-    "ppo/policy_surrogate_loss": Spec(_policy_inputs, ops.policy_surrogate_loss),
-    "ppo/value_clipped_loss": Spec(_value_inputs, ops.value_clipped_loss),
-    "ppo/kl_estimators": Spec(_kl_inputs, ops.kl_estimators),
-    "ppo/shape_token_rewards": Spec(_rewards_inputs, ops.shape_token_rewards),
-    "ppo/masked_whiten": Spec(_whiten_inputs, ops.masked_whiten),
-    "s21/ppo_clipped_objective": Spec(_objective_inputs, ops.ppo_clipped_objective),
-    "s21/dpo_loss": Spec(_dpo_inputs, ops.dpo_loss),
-    "s21/compute_gae": Spec(
-        _episode_inputs,
-        lambda rewards, values, next_value, gamma, gae_lambda: ops.compute_gae_episode(
-            rewards, values, next_value=next_value, gamma=gamma, gae_lambda=gae_lambda
-        ),
-    ),
-}
 
 
 class Raised(str):
@@ -216,21 +77,21 @@ def _show(x: object) -> str:
     return repr(x)
 
 
-def _differs(got: object, want: object, spec: Spec) -> str | None:
+def _differs(got: object, want: object, ex: Exercise) -> str | None:
     """Why ``got`` is not ``want`` (shape, structure or values), or None if they agree."""
     if isinstance(want, tuple):
         if not isinstance(got, tuple) or len(got) != len(want):
             n = len(got) if isinstance(got, tuple) else 1
             return f"returned {n} value(s), expected {len(want)}"
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
-            why = _differs(g, w, spec)
+            why = _differs(g, w, ex)
             if why:
                 return f"output {i + 1}: {why}"
         return None
     assert isinstance(got, np.ndarray) and isinstance(want, np.ndarray)
     if got.shape != want.shape and not (got.size == 1 and want.size == 1):
         return f"shape {list(got.shape)}, expected {list(want.shape)}"
-    if not np.allclose(got.reshape(want.shape), want, rtol=spec.rtol, atol=spec.atol,
+    if not np.allclose(got.reshape(want.shape), want, rtol=ex.rtol, atol=ex.atol,
                        equal_nan=True):
         return "values differ"
     return None
@@ -257,11 +118,7 @@ def define(code: str, name: str, parts: list[dict] | None = None) -> tuple[objec
     return fn, None
 
 
-def _case_inputs(spec: Spec, seed: int, case: int) -> Inputs:
-    return spec.make_inputs(np.random.default_rng([seed, case]), case)
-
-
-def learner_outputs(stem: str, code: str, name: str, parts: list[dict] | None = None,
+def learner_outputs(exercise: str | Exercise, code: str, parts: list[dict] | None = None,
                     cases: int = CASES, seed: int = 0) -> tuple[list, str | None]:
     """Phase 1 (the learner's code runs): define their function and call it on each case.
 
@@ -271,13 +128,13 @@ def learner_outputs(stem: str, code: str, name: str, parts: list[dict] | None = 
     """
     import torch  # the real torch under CPython, the layer in the browser
 
-    spec = SPECS[stem]
-    fn, error = define(code, name, parts)
+    ex = get(exercise)
+    fn, error = define(code, ex.function, parts)
     if error:
         return [], error
     outputs: list = []
     for case in range(cases):
-        inputs = _case_inputs(spec, seed, case)
+        inputs = ex.inputs(seed, case)
         as_tensors = [torch.tensor(v) if isinstance(v, np.ndarray) else v for v in inputs.values()]
         try:
             with contextlib.redirect_stdout(io.StringIO()):
@@ -290,7 +147,7 @@ def learner_outputs(stem: str, code: str, name: str, parts: list[dict] | None = 
     return outputs, None
 
 
-def verdict(stem: str, phase1: tuple[list, str | None], cases: int = CASES,
+def verdict(exercise: str | Exercise, phase1: tuple[list, str | None], cases: int = CASES,
             seed: int = 0) -> dict:
     """Phase 3 (after the interpreter was put back): the references, compared with the
     learner's outputs of phase 1.
@@ -303,10 +160,10 @@ def verdict(stem: str, phase1: tuple[list, str | None], cases: int = CASES,
     result: dict = {"total": cases, "passed": 0, "failures": [], "error": error}
     if error:
         return result
-    spec = SPECS[stem]
+    ex = get(exercise)
     for case in range(cases):
-        inputs = _case_inputs(spec, seed, case)
-        want = _reference_numpy(spec.reference(**inputs))
+        inputs = ex.inputs(seed, case)
+        want = _reference_numpy(ex.expected(inputs))
         raw = outputs[case] if type(outputs) is list and case < len(outputs) else None
         got: object = None
         if type(raw) is Raised:
@@ -314,7 +171,7 @@ def verdict(stem: str, phase1: tuple[list, str | None], cases: int = CASES,
         else:
             try:
                 got = _to_numpy(raw)
-                reason = _differs(got, want, spec)
+                reason = _differs(got, want, ex)
             except TypeError as err:
                 got, reason = None, f"TypeError: {err}"
         if reason is None:
@@ -337,7 +194,7 @@ def _reference_numpy(x: object) -> object:
     return np.asarray(x, dtype=np.float64)
 
 
-def check(stem: str, code: str, name: str, parts: list[dict] | None = None,
+def check(exercise: str | Exercise, code: str, parts: list[dict] | None = None,
           cases: int = CASES, seed: int = 0) -> dict:
     """Phases 1 and 3 in one call (no interpreter to put back in between): CPython, tests."""
-    return verdict(stem, learner_outputs(stem, code, name, parts, cases, seed), cases, seed)
+    return verdict(exercise, learner_outputs(exercise, code, parts, cases, seed), cases, seed)

@@ -1,7 +1,7 @@
 """The ``torch`` namespace of the browser's torch layer: a small torch-compatible API on NumPy.
 
 Pyodide has no PyTorch, so the site registers this package as ``torch`` (see
-``rl_ops_numpy.browser.install_torch``) and the lessons' PyTorch code runs unchanged. It offers
+``browser_runtime.install_torch``) and the lessons' PyTorch code runs unchanged. It offers
 what the lessons use, and what learners commonly write instead, with torch's CPU semantics:
 dtypes and promotion, errors, printing, and torch's generator behind ``manual_seed`` +
 ``randn``/``rand``; values exact or within a stated bound on every CPU (``kernels``). Anything

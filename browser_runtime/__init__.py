@@ -1,5 +1,5 @@
 """What the browser (Pyodide) build needs: ``install_torch()`` registers the NumPy-backed torch
-layer (``rl_ops_numpy.browser.torch_layer``) as ``torch``, so the lessons' code runs unchanged."""
+layer (``browser_runtime.torch_layer``) as ``torch``, so the lessons' code runs unchanged."""
 
 from __future__ import annotations
 

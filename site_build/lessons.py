@@ -1,7 +1,7 @@
 """Lesson code files, and every view derived from them.
 
-A lesson file (``docs/<lesson>/<function>.py``) is a runnable PyTorch script with two snippet
-sections, in pymdownx.snippets syntax::
+A lesson file (``docs/<chapter>/<name>.py``) is a runnable PyTorch script with three sections,
+in pymdownx.snippets syntax::
 
     # --8<-- [start:exercise]
     import torch
@@ -15,14 +15,19 @@ sections, in pymdownx.snippets syntax::
     ... prints what the function gives on example inputs ...
     # --8<-- [end:test]
 
+    # --8<-- [start:check]
+    TITLE, REFERENCE, inputs(draw): the exercise's manifest (browser_runtime/exercises.py)
+    # --8<-- [end:check]
+
 From it this module derives, never by hand:
 
 - the blanked exercise (``x = _____``), for the page and the download;
 - the answers (each TODO comment with its statement), for the collapsed "answer" block;
 - the drill code (the function without docstring and comments);
-- the downloadable exercise and solution files, one per lesson file or assembled from several.
+- the downloadable exercise and solution files, one per lesson file or assembled from several;
+- its manifest entry (:class:`browser_runtime.exercises.Exercise`): id, reference, inputs.
 
-Used by the MkDocs hook (``overrides/hooks/site.py``) and by the tests.
+Used by the site's MkDocs plugin (``site_build/plugin.py``) and by the tests.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ import tokenize
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+
+from browser_runtime.exercises import Exercise
 
 BLANK = "_____"
 SECTION_RE = re.compile(r"^\s*#\s*-+8<-+\s*\[(start|end):([a-z][-_0-9a-z]*)\]\s*$", re.I)
@@ -58,7 +65,6 @@ class Lesson:
 
     path: Path
     text: str = field(repr=False)
-    timeout: float = 10  # seconds a run may take in the browser (mkdocs.yml extra.lessons)
 
     @classmethod
     def load(cls, path: str | Path) -> Lesson:
@@ -75,7 +81,7 @@ class Lesson:
     def section_spans(self) -> dict[str, tuple[int, int]]:
         """Section name -> (first line, last line), 1-based, inclusive, markers excluded."""
         spans = _section_spans(self.text, self.path)
-        for required in ("exercise", "test"):
+        for required in ("exercise", "test", "check"):
             if required not in spans:
                 raise ValueError(f"{self.path}: missing section {required!r}")
         return spans
@@ -109,9 +115,14 @@ class Lesson:
         return self.function.name
 
     @property
-    def stem(self) -> str:
-        """``lesson/file`` without suffix, e.g. ``ppo/compute_gae``: the exercise's id."""
+    def id(self) -> str:
+        """``<chapter>/<name>``, e.g. ``ppo/compute_gae``: the exercise's id everywhere."""
         return f"{self.path.parent.name}/{self.path.stem}"
+
+    @cached_property
+    def manifest(self) -> Exercise:
+        """The check section, parsed: title, reference, time limit, tolerances, inputs."""
+        return Exercise.parse(self.id, self.name, self.section("check"))
 
     # ---- blanks ----------------------------------------------------------------------------
 
@@ -205,7 +216,7 @@ class Lesson:
 
     def load_function(self):
         """The solution function, defined by running the exercise section (imports + def)."""
-        namespace: dict = {"__name__": f"lesson_{self.stem.replace('/', '_')}"}
+        namespace: dict = {"__name__": f"lesson_{self.id.replace('/', '_')}"}
         exec(compile(self.exercise(blanked=False), str(self.path), "exec"), namespace)
         return namespace[self.name]
 

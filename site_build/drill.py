@@ -110,12 +110,11 @@ def highlighted(code: str, marks: list[Slot]) -> str:
     return "".join(out)
 
 
-def drill_html(drill_id: str, code: str, imports: str, stem: str, name: str) -> str:
+def drill_html(exercise_id: str, code: str, imports: str, name: str) -> str:
     """The drill's markup: data for the widget, then the highlighted code it masks in place."""
     marks = slots(code)
     data = {
-        "id": drill_id,
-        "stem": stem,
+        "id": exercise_id,
         "function": name,
         "imports": imports,
         "code": code,
@@ -128,7 +127,7 @@ def drill_html(drill_id: str, code: str, imports: str, stem: str, name: str) -> 
     }
     payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
     return (
-        f'<div class="rl-drill" data-drill="{html.escape(drill_id)}">\n'
+        f'<div class="rl-drill" data-drill="{html.escape(exercise_id)}">\n'
         f'<script type="application/json" class="rl-drill-data">{payload}</script>\n'
         f'<div class="highlight"><pre><code>{highlighted(code, marks)}</code></pre></div>\n'
         "</div>\n"

@@ -1,10 +1,8 @@
-// KaTeX for the site build, one process for every formula.
+// KaTeX for the site build, one Node process for every formula.
 //
-// markdown-katex runs the `katex` CLI once per formula (~70 ms of Node start-up each). The MkDocs
-// hook (site.py) starts this script once instead and sends it one JSON line per formula:
+// site_build/katex.py starts this script once per build and sends it one JSON line per formula,
 // {"tex": "...", "displayMode": true|false}; it answers {"html": "..."} or {"error": "..."}.
-// The options are the ones the CLI uses when given no flags but --display-mode, so the HTML is
-// byte for byte what the CLI writes (a test compares them).
+// The options are those of the `katex` CLI given no flag but --display-mode.
 
 const katex = require("katex");
 const readline = require("readline");

@@ -1,0 +1,271 @@
+"""The site's MkDocs plugin (``rl-ops`` in mkdocs.yml): everything the build derives.
+
+- ``on_config``: read every lesson file and where the pages place it (``site_build.lessons``,
+  ``site_build.directives``), register the KaTeX extension, prepare the Python runtime (Pyodide
+  from npm with numpy verified, see ``site_build.pyodide_dist``, and the wheel with the exercise
+  manifest, ``site_build.wheel``) and the demo's sample run. Every problem found is a clear
+  error naming the file.
+- ``on_files``: publish what is not a page: our ``js/`` modules, KaTeX's CSS and fonts, uPlot,
+  Pyodide, the wheel, and each chapter's ``exercise.py`` and ``solution.py`` downloads.
+- ``on_page_markdown``: expand the page directives (``<!-- rl:exercise ppo/compute_gae -->``).
+- ``on_post_page``: drop the head's hreflang links (see there why).
+- ``on_post_build``: write the service worker (``site_build.service_worker``).
+
+State lives on the plugin instance; nothing is written outside ``.cache/`` and the site.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin
+from mkdocs.structure.files import File, Files, InclusionLevel
+from mkdocs.structure.pages import Page
+
+from . import pyodide_dist, service_worker, wheel
+from .directives import DirectiveError, expand, placed
+from .katex import Katex, KatexError, KatexExtension
+from .lessons import Lesson, download, find_lessons
+
+LANGUAGES = ("zh", "en")  # the first is the default: its pages carry .zh.md or no suffix
+
+
+class RlOpsConfig(base.Config):
+    # Load Python from a full Pyodide distribution elsewhere instead of the site's own copy,
+    # e.g. "https://cdn.jsdelivr.net/pyodide/v{version}/full/" ({version}: npm's pyodide)
+    pyodide_url = c.Type(str, default="")
+
+
+@dataclass
+class Chapter:
+    """A folder of docs/ whose pages place exercises: one download of them, in page order."""
+
+    folder: str
+    title: str  # the H1 of its English page
+    lessons: list[Lesson]
+
+
+def page_language(src_path: str) -> str:
+    """``ppo/index.en.md`` -> ``en``; a page with no language suffix is the default's."""
+    parts = Path(src_path).name.split(".")
+    return parts[-2] if len(parts) > 2 and parts[-2] in LANGUAGES else LANGUAGES[0]
+
+
+class RlOpsPlugin(BasePlugin[RlOpsConfig]):
+    def __init__(self) -> None:
+        self.katex: Katex | None = None
+        self.lessons: dict[str, Lesson] = {}
+        self.chapters: list[Chapter] = []
+        self.wheel: tuple[str, bytes] = ("", b"")
+        self.pyodide: dict[str, Path] = {}
+        self.demo_html = ""
+
+    # ---- configuration ---------------------------------------------------------------------
+
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
+        self.root = Path(config.config_file_path).resolve().parent
+        docs = Path(config.docs_dir)
+        try:
+            self.lessons = {lesson.id: lesson for lesson in find_lessons(docs)}
+            for lesson in self.lessons.values():
+                lesson.manifest  # noqa: B018 (parse now: errors name the file)
+                lesson.blanks  # noqa: B018
+        except ValueError as err:
+            raise PluginError(f"lesson file: {err}") from err
+        import rl_ops_numpy
+
+        for lesson in self.lessons.values():
+            if not callable(getattr(rl_ops_numpy, lesson.manifest.reference, None)):
+                raise PluginError(
+                    f"{lesson.path}: REFERENCE = {lesson.manifest.reference!r} is not a function "
+                    "of rl_ops_numpy (add it there, and to rl_ops_numpy/__init__.py)"
+                )
+        self.chapters = self._chapters(docs)
+
+        if self.katex is None:
+            try:
+                self.katex = Katex(self.root / "node_modules", self.root / ".cache" / "katex")
+            except KatexError as err:
+                raise PluginError(str(err)) from err
+        if not any(isinstance(e, KatexExtension) for e in config.markdown_extensions):
+            config.markdown_extensions.append(KatexExtension(self.katex))
+
+        # Python in the browser: this site's own Pyodide (verified), or one elsewhere
+        version = pyodide_dist.version()
+        url = self.config.pyodide_url.format(version=version)
+        self.pyodide = {}
+        if not url:
+            try:
+                self.pyodide = pyodide_dist.files()
+            except pyodide_dist.DistError as err:
+                raise PluginError(f"Pyodide: {err}") from err
+        self.wheel = wheel.build([lesson.manifest for lesson in self.lessons.values()])
+        self.demo_html = demo_widget(demo_sample(self.root))
+        # read by overrides/main.html: the wheel's URL carries a hash of its bytes
+        config.extra["pyodide_version"] = version
+        config.extra["pyodide_url"] = url
+        config.extra["wheel_path"] = f"assets/wheels/{self.wheel[0]}"
+        config.extra["wheel_hash"] = hashlib.sha256(self.wheel[1]).hexdigest()[:16]
+        return config
+
+    def _chapters(self, docs: Path) -> list[Chapter]:
+        """Where each exercise is placed; every lesson on one page per language, in the same
+        order in both."""
+        order: dict[tuple[str, str], list[str]] = {}  # (folder, language) -> ids
+        titles: dict[str, str] = {}
+        for page in sorted(docs.rglob("*.md")):
+            text = page.read_text(encoding="utf-8")
+            ids = placed(text)
+            if not ids:
+                continue
+            folder, lang = page.parent.relative_to(docs).as_posix(), page_language(page.name)
+            order.setdefault((folder, lang), []).extend(ids)
+            h1 = re.search(r"^# (.+)$", text, re.M)
+            if lang == "en" and h1:
+                titles.setdefault(folder, h1.group(1).strip())
+        for lesson_id in self.lessons:
+            for lang in LANGUAGES:
+                n = sum(ids.count(lesson_id) for (_, la), ids in order.items() if la == lang)
+                if n != 1:
+                    raise PluginError(
+                        f"exercise {lesson_id} is placed {n} times on the {lang} pages; place it "
+                        f"once: <!-- rl:exercise {lesson_id} -->"
+                    )
+        chapters = []
+        for folder in sorted({f for f, _ in order}):
+            per_lang = {lang: order.get((folder, lang), []) for lang in LANGUAGES}
+            if len({tuple(ids) for ids in per_lang.values()}) != 1:
+                raise PluginError(f"docs/{folder}: the languages place different exercises or "
+                                  f"in a different order: {per_lang}")
+            ids = per_lang[LANGUAGES[0]]
+            chapters.append(Chapter(folder, titles.get(folder, folder),
+                                    [self.lessons[i] for i in ids]))
+        return chapters
+
+    # ---- files -----------------------------------------------------------------------------
+
+    def on_files(self, files: Files, config: MkDocsConfig) -> Files:
+        node = self.root / "node_modules"
+        assets = [  # (source folder, glob, destination folder in the site)
+            (self.root / "js", "[!s]*.js", "assets/js"),  # all but sw.js: on_post_build writes it
+            (node / "katex" / "dist", "katex.min.css", "assets/katex"),
+            (node / "katex" / "dist", "fonts/*.woff2", "assets/katex"),
+            (node / "uplot" / "dist", "uPlot.esm.js", "assets/uplot"),
+            (node / "uplot" / "dist", "uPlot.min.css", "assets/uplot"),
+        ]
+        for src_dir, pattern, dest_dir in assets:
+            matches = sorted(src_dir.glob(pattern))
+            if not matches:
+                raise PluginError(f"missing {src_dir / pattern}: run `npm ci`")
+            for path in matches:
+                _add(files, config, f"{dest_dir}/{path.relative_to(src_dir).as_posix()}",
+                     source=path)
+        _add(files, config, f"assets/wheels/{self.wheel[0]}", content=self.wheel[1])
+        if self.pyodide:
+            for name, source in self.pyodide.items():
+                _add(files, config, f"assets/pyodide/{name}", source=source)
+            _add(files, config, "assets/pyodide/pyodide-lock.json",
+                 content=pyodide_dist.site_lock())
+        for chapter in self.chapters:
+            for name, blanked in (("exercise.py", True), ("solution.py", False)):
+                text = download(chapter.lessons, chapter.title, blanked=blanked)
+                _add(files, config, f"{chapter.folder}/{name}", content=text)
+        return files
+
+    # ---- pages -----------------------------------------------------------------------------
+
+    def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files):
+        try:
+            return expand(markdown, page.file.src_path, page_language(page.file.src_path),
+                          self.lessons, lambda: self.demo_html)
+        except DirectiveError as err:
+            raise PluginError(str(err)) from err
+
+    def on_post_page(self, output: str, page: Page, config: MkDocsConfig) -> str:
+        """Drop the ``<link rel="alternate" hreflang>`` tags from the head.
+
+        mkdocs-static-i18n points them at the same page in the other language; Material's script
+        then fetches ``<that page>/sitemap.xml``, which exists only at the language root (a 404
+        on every page). The language switcher in the header keeps its contextual links, and the
+        i18n plugin's ``sitemap.xml`` carries the hreflang alternates for search engines.
+        """
+        head, sep, body = output.partition("</head>")
+        return _HEAD_ALTERNATE.sub("", head) + sep + body
+
+    def on_post_build(self, config: MkDocsConfig) -> None:
+        site = Path(config.site_dir)
+        if (site / "assets" / "js").is_dir():  # not mkdocs-static-i18n's build of a language
+            service_worker.write(site, self.root / "js" / "sw.js")
+
+    def on_serve(self, server, config: MkDocsConfig, builder):
+        """Rebuild when our JavaScript or templates change, not only the pages."""
+        server.watch(str(self.root / "js"))
+        server.watch(str(self.root / "overrides"))
+        return server
+
+    def on_shutdown(self) -> None:
+        if self.katex is not None:
+            self.katex.close()
+
+
+_HEAD_ALTERNATE = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
+
+
+def _add(files: Files, config: MkDocsConfig, dest: str, *, source: Path | None = None,
+         content: str | bytes | None = None) -> None:
+    """Publish ``source``, or ``content`` (kept in ``.cache/generated/``: mkdocs-static-i18n
+    needs every file to have a source path)."""
+    existing = files.get_file_from_path(dest)
+    if existing is not None:
+        files.remove(existing)
+    if source is None:
+        assert content is not None
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        source = Path(config.config_file_path).parent / ".cache" / "generated" / dest
+        if not source.exists() or source.read_bytes() != data:  # `mkdocs serve` would loop
+            source.parent.mkdir(parents=True, exist_ok=True)
+            source.write_bytes(data)
+    files.append(File.generated(config, dest, abs_src_path=str(source),
+                                inclusion=InclusionLevel.INCLUDED))
+
+
+# ---- the demo's sample run --------------------------------------------------------------------
+
+
+def demo_sample(root: Path) -> dict:
+    """Every metric of a full default run (``python -m rl_ops_numpy.demo --json``), once per
+    version of the package's sources: the curves the demo page shows before anyone presses Run."""
+    import rl_ops_numpy
+
+    package = Path(rl_ops_numpy.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    out = root / ".cache" / "demo" / f"{digest.hexdigest()[:16]}.json"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [sys.executable, "-m", "rl_ops_numpy.demo", "--seed", "0", "--json", str(out)],
+            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def demo_widget(sample: dict) -> str:
+    """The demo's markup: the sample run as data for js/demo.js, which draws and runs it."""
+    payload = json.dumps(sample, ensure_ascii=False).replace("</", "<\\/")
+    return (
+        '<div class="rl-demo" data-demo>\n'
+        f'<script type="application/json" class="rl-demo-sample">{payload}</script>\n'
+        "</div>\n"
+    )

@@ -1,0 +1,53 @@
+"""The service worker (``js/sw.js``), versioned by the build that wrote the site.
+
+``write`` fills its three placeholders: ``__BUILD__`` hashes every file of the site (a new build
+replaces the cached pages), ``__RUNTIME__`` the Python runtime's files alone (Pyodide and the
+wheel stay cached across builds that do not change them), and ``["__PRECACHE__"]`` lists what
+search needs offline (its worker fetches it before the service worker can see the request).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+RUNTIME_FOLDERS = ("assets/pyodide", "assets/wheels")
+
+
+def _tree_digest(folder: Path, skip: Path | None = None) -> str:
+    """A short hash of every file under ``folder`` (names and bytes)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p != skip):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def search_files(site: Path) -> list[str]:
+    """What Material's search worker fetches: the index, and the lunr scripts its languages need
+    (Material's rule: the stemmer support, one script per language but English, lunr.multi for
+    several, a segmenter for ja/hi/th)."""
+    index = site / "search" / "search_index.json"
+    if not index.exists():
+        return []
+    langs = json.loads(index.read_text(encoding="utf-8"))["config"]["lang"]
+    lunr = "assets/javascripts/lunr"
+    files = ["search/search_index.json", f"{lunr}/min/lunr.stemmer.support.min.js"]
+    files += [f"{lunr}/tinyseg.js" for lang in langs if lang == "ja"]
+    files += [f"{lunr}/wordcut.js" for lang in langs if lang in ("hi", "th")]
+    files += [f"{lunr}/min/lunr.{lang}.min.js" for lang in langs if lang != "en"]
+    files += [f"{lunr}/min/lunr.multi.min.js"] if len(langs) > 1 else []
+    return [f for f in files if (site / f).exists()]
+
+
+def write(site: Path, template: Path) -> None:
+    """Write ``template`` (js/sw.js) to ``site/sw.js`` with its placeholders filled."""
+    sw = site / "sw.js"
+    runtime = hashlib.sha256()
+    for folder in RUNTIME_FOLDERS:
+        if (site / folder).is_dir():
+            runtime.update(_tree_digest(site / folder).encode())
+    text = template.read_text(encoding="utf-8")
+    text = text.replace("__RUNTIME__", runtime.hexdigest()[:16])
+    text = text.replace('["__PRECACHE__"]', json.dumps(search_files(site)))
+    sw.write_text(text.replace("__BUILD__", _tree_digest(site, skip=sw)), encoding="utf-8")

@@ -18,9 +18,7 @@ import numpy as np
 import torch
 
 import rl_ops_numpy as ops
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "overrides" / "hooks"))
-from lessons import Lesson
+from site_build.lessons import find_lessons
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -50,8 +48,9 @@ def cases(B: int, T: int):
     a, b, c = f(B, T), f(B, T), f(B, T)
     rm = f(B)
     t = torch.from_numpy
-    lesson = {p.stem: Lesson.load(p).load_function() for p in DOCS.glob("ppo/*.py")}
-    s21 = {p.stem: Lesson.load(p).load_function() for p in DOCS.glob("s21/*.py")}
+    lessons = find_lessons(DOCS)
+    lesson = {x.path.stem: x.load_function() for x in lessons if x.id.startswith("ppo/")}
+    s21 = {x.path.stem: x.load_function() for x in lessons if x.id.startswith("s21/")}
     ta, tb, tc, tm, trm = t(a), t(b), t(c), t(m), t(rm)
     ratio = np.exp(a)
     return [

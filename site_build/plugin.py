@@ -33,7 +33,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
 from . import pyodide_dist, service_worker, wheel
-from .directives import DirectiveError, expand, placed
+from .directives import DirectiveError, directives, expand, placed
 from .katex import Katex, KatexError, KatexExtension
 from .lessons import Lesson, download, find_lessons
 
@@ -44,6 +44,8 @@ class RlOpsConfig(base.Config):
     # Load Python from a full Pyodide distribution elsewhere instead of the site's own copy,
     # e.g. "https://cdn.jsdelivr.net/pyodide/v{version}/full/" ({version}: npm's pyodide)
     pyodide_url = c.Type(str, default="")
+    # false: formulas stay as TeX text (a draft build; the bench's baseline)
+    math = c.Type(bool, default=True)
 
 
 @dataclass
@@ -97,7 +99,8 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
                 self.katex = Katex(self.root / "node_modules", self.root / ".cache" / "katex")
             except KatexError as err:
                 raise PluginError(str(err)) from err
-        if not any(isinstance(e, KatexExtension) for e in config.markdown_extensions):
+        has_math = any(isinstance(e, KatexExtension) for e in config.markdown_extensions)
+        if self.config.math and not has_math:
             config.markdown_extensions.append(KatexExtension(self.katex))
 
         # Python in the browser: this site's own Pyodide (verified), or one elsewhere
@@ -128,6 +131,14 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
             ids = placed(text)
             if not ids:
                 continue
+            for directive in directives(text):
+                if directive.kind == "exercise" and directive.args[:1] != () and (
+                        directive.args[0] not in self.lessons):
+                    raise PluginError(
+                        f"{page.relative_to(docs)}:{directive.line}: no exercise "
+                        f"{directive.args[0]!r} (a lesson file docs/{directive.args[0]}.py); "
+                        f"there are: {', '.join(sorted(self.lessons))}"
+                    )
             folder, lang = page.parent.relative_to(docs).as_posix(), page_language(page.name)
             order.setdefault((folder, lang), []).extend(ids)
             h1 = re.search(r"^# (.+)$", text, re.M)

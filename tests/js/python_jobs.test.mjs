@@ -1,0 +1,318 @@
+// The job layer of js/python.js under Node's test runner, with a scripted stand-in for the worker:
+// every move of JOB_STATES, and every way a job ends (done, failed, stopped before and while it
+// runs, timed out, a silent worker, an interrupt that does not land, a restart the worker asks for).
+// Run: node --test tests/js/   (tests/test_js.py runs it as part of `make test`)
+
+import assert from "node:assert/strict";
+import { afterEach, beforeEach, describe, mock, test } from "node:test";
+
+// ---- a worker the test speaks for --------------------------------------------------------------
+
+const workers = [];
+
+class FakeWorker {
+  constructor(url, options) {
+    this.url = String(url);
+    this.options = options;
+    this.terminated = false;
+    this.jobs = []; // what the page sent on the private port
+    workers.push(this);
+  }
+
+  postMessage(message, transfer) {
+    // the page's first message hands over its end of the private channel
+    assert.equal(message.type, "init");
+    this.port = transfer[0];
+    this.port.onmessage = (event) => this.jobs.push(event.data);
+  }
+
+  terminate() {
+    this.terminated = true;
+    this.port?.close();
+  }
+
+  /** Answer the page as js/worker.js would. */
+  send(message) {
+    this.port.postMessage(message);
+  }
+}
+
+globalThis.Worker = FakeWorker;
+globalThis.self = globalThis;
+
+const { JOB_STATES, Job, PythonRuntime } = await import("../../js/python.js");
+
+/** Let messages on the ports and promise callbacks run (setImmediate is never mocked here). */
+async function settle(until = () => true) {
+  for (let i = 0; i < 200 && !until(); i++) await new Promise((r) => setImmediate(r));
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+}
+
+const runtimes = [];
+
+function runtime({ isolated = false } = {}) {
+  globalThis.crossOriginIsolated = isolated;
+  const rt = new PythonRuntime({ indexURL: "http://x/", wheelUrl: "http://x/w.whl" });
+  runtimes.push(rt);
+  return rt;
+}
+
+/** The current worker and the latest job message it received (waits for one to arrive). */
+async function sent() {
+  const w0 = workers.at(-1);
+  const n0 = w0?.jobs.length ?? 0;
+  await settle(() => {
+    const w = workers.at(-1);
+    return w && (w !== w0 ? w.jobs.length > 0 : w.jobs.length > n0);
+  });
+  const worker = workers.at(-1);
+  return { worker, msg: worker.jobs.at(-1) };
+}
+
+beforeEach(() => {
+  workers.length = 0;
+});
+
+afterEach(() => {
+  mock.timers.reset();
+  // close every port, so nothing keeps Node running
+  for (const rt of runtimes.splice(0)) rt._terminate();
+  for (const worker of workers) worker.port?.close();
+});
+
+// ---- the state machine itself ------------------------------------------------------------------
+
+describe("Job.move", () => {
+  const states = Object.keys(JOB_STATES);
+
+  /** A new job moved from queued to `state` along allowed moves (the shortest way). */
+  function jobIn(state) {
+    const paths = [["queued"]];
+    while (paths[0].at(-1) !== state) {
+      const path = paths.shift();
+      for (const next of JOB_STATES[path.at(-1)]) paths.push([...path, next]);
+    }
+    const job = new Job("run", {});
+    for (const next of paths[0].slice(1)) assert.ok(job.move(next));
+    return job;
+  }
+
+  for (const from of states) {
+    for (const to of states) {
+      const allowed = JOB_STATES[from].includes(to);
+      test(`${from} -> ${to} is ${allowed ? "allowed" : "refused"}`, () => {
+        const job = jobIn(from);
+        assert.equal(job.state, from);
+        assert.equal(job.move(to), allowed);
+        assert.equal(job.state, allowed ? to : from);
+      });
+    }
+  }
+
+  test("a final state resolves `done` with the outcome and the state", async () => {
+    const seen = [];
+    const job = new Job("run", {}, { onState: (s) => seen.push(s) });
+    job.move("running");
+    job.move("done", { ok: true, result: 3 });
+    assert.deepEqual(await job.done, { ok: true, result: 3, state: "done" });
+    assert.deepEqual(seen, ["running", "done"]);
+    assert.equal(job.over, true);
+    assert.equal(job.move("failed"), false); // never leaves a final state
+  });
+
+  test("the final states are exactly those with no way out", () => {
+    const final = Object.entries(JOB_STATES).filter(([, next]) => !next.length).map(([s]) => s);
+    assert.deepEqual(final.sort(), ["done", "failed", "stopped", "timed-out"]);
+  });
+});
+
+// ---- the runtime's jobs --------------------------------------------------------------------------
+
+describe("PythonRuntime", () => {
+  test("queued -> running -> done: ack, started, output, done; the next job follows", async () => {
+    const rt = runtime();
+    const out = [];
+    const first = rt.run("print(1)", [], { onOutput: (m) => out.push(m.text) });
+    const second = rt.run("print(2)", []);
+    const { worker, msg } = await sent();
+    assert.equal(msg.kind, "run");
+    assert.equal(msg.code, "print(1)");
+    assert.equal(worker.jobs.length, 1); // one job at a time
+    worker.send({ id: msg.id, type: "ack" });
+    worker.send({ type: "progress", ready: true });
+    await settle();
+    assert.equal(first.state, "queued"); // acknowledged, its code not started
+    worker.send({ id: msg.id, type: "started" });
+    worker.send({ id: msg.id, type: "output", stream: "stdout", text: "1\n" });
+    await settle();
+    assert.equal(first.state, "running");
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    const outcome = await first.done;
+    assert.equal(outcome.state, "done");
+    assert.equal(outcome.ok, true);
+    assert.deepEqual(out, ["1\n"]);
+    const next = await sent();
+    assert.equal(next.msg.id, second.id);
+    assert.equal(rt.workers, 1); // the same worker
+  });
+
+  test("check sends the exercise id with the code", async () => {
+    const rt = runtime();
+    rt.check("ppo/compute_gae", "def f(): pass", []);
+    const { msg } = await sent();
+    assert.equal(msg.kind, "check");
+    assert.equal(msg.exercise, "ppo/compute_gae");
+  });
+
+  test("queued -> done with no code run (a syntax error found before loading)", async () => {
+    const rt = runtime();
+    const job = rt.run("x = (", []);
+    const { worker, msg } = await sent();
+    worker.send({ id: msg.id, type: "ack" });
+    worker.send({ id: msg.id, type: "done", outcome: { ok: false } });
+    assert.equal((await job.done).state, "done");
+  });
+
+  test("a failure the worker reports -> failed", async () => {
+    const rt = runtime();
+    const job = rt.run("import numpy", []);
+    const { worker, msg } = await sent();
+    worker.send({ id: msg.id, type: "done", outcome: { ok: false, failure: { kind: "load" } } });
+    const outcome = await job.done;
+    assert.equal(outcome.state, "failed");
+    assert.equal(outcome.failure.kind, "load");
+  });
+
+  test("queued -> stopped: a job stopped before it is sent never reaches the worker", async () => {
+    const rt = runtime();
+    const first = rt.run("1", []);
+    const second = rt.run("2", []);
+    rt.stop(second);
+    assert.equal((await second.done).state, "stopped");
+    const { worker, msg } = await sent();
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    await first.done;
+    await settle();
+    assert.deepEqual(worker.jobs.map((j) => j.code), ["1"]);
+  });
+
+  test("running -> stopped without isolation: the worker ends, the next job gets a new one", async () => {
+    const rt = runtime({ isolated: false });
+    const job = rt.run("while True: pass", []);
+    const { worker, msg } = await sent();
+    worker.send({ id: msg.id, type: "started" });
+    await settle();
+    rt.stop(job);
+    const outcome = await job.done;
+    assert.equal(outcome.state, "stopped");
+    assert.equal(outcome.restarted, true);
+    assert.equal(worker.terminated, true);
+    rt.run("print(1)", []);
+    await sent();
+    assert.equal(rt.workers, 2);
+  });
+
+  test("running -> stopped with isolation: an interrupt, and the worker goes on", async () => {
+    globalThis.SharedArrayBuffer ??= ArrayBuffer;
+    const rt = runtime({ isolated: true });
+    const job = rt.run("while True: pass", []);
+    const { worker, msg } = await sent();
+    assert.ok(msg.interrupt instanceof Int32Array); // one interrupt buffer per job
+    worker.send({ type: "progress", ready: true });
+    worker.send({ id: msg.id, type: "started" });
+    await settle();
+    rt.stop(job);
+    assert.equal(msg.interrupt[0], 2); // SIGINT
+    worker.send({ id: msg.id, type: "done", outcome: { ok: false } });
+    const outcome = await job.done;
+    assert.equal(outcome.state, "stopped");
+    assert.equal(outcome.interrupted, true);
+    assert.equal(worker.terminated, false);
+  });
+
+  test("an interrupt that does not land within the grace period ends the worker", async () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const rt = runtime({ isolated: true });
+    const job = rt.run("time.sleep(99)", []);
+    const { worker, msg } = await sent();
+    worker.send({ type: "progress", ready: true });
+    worker.send({ id: msg.id, type: "started" });
+    await settle();
+    rt.stop(job);
+    mock.timers.tick(3000);
+    const outcome = await job.done;
+    assert.equal(outcome.state, "stopped");
+    assert.equal(worker.terminated, true);
+  });
+
+  test("running -> timed-out: the limit counts from `started`", async () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const rt = runtime();
+    const job = rt.run("while True: pass", [], { limitMs: 1000 });
+    const { worker, msg } = await sent();
+    worker.send({ id: msg.id, type: "ack" });
+    await settle();
+    mock.timers.tick(5000); // loading takes long: no limit yet
+    assert.equal(job.state, "queued");
+    worker.send({ id: msg.id, type: "started" });
+    await settle();
+    mock.timers.tick(999);
+    assert.equal(job.state, "running");
+    mock.timers.tick(1);
+    assert.equal((await job.done).state, "timed-out");
+  });
+
+  test("queued -> failed: a worker that never acknowledges is replaced", async () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const rt = runtime();
+    const job = rt.run("1", []);
+    await sent();
+    mock.timers.tick(5000);
+    const outcome = await job.done;
+    assert.equal(outcome.state, "failed");
+    assert.match(outcome.failure.message, /does not answer/);
+  });
+
+  test("queued -> failed: a download silent for STALL_MS is a load failure", async () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const rt = runtime();
+    const job = rt.run("import numpy", []);
+    const { worker, msg } = await sent();
+    worker.send({ id: msg.id, type: "ack" });
+    await settle();
+    mock.timers.tick(29000);
+    worker.send({ type: "progress", stage: "numpy.whl", loaded: 10, total: 100 }); // progress
+    await settle();
+    mock.timers.tick(29000);
+    assert.equal(job.state, "queued");
+    mock.timers.tick(1000);
+    const outcome = await job.done;
+    assert.equal(outcome.state, "failed");
+    assert.equal(outcome.failure.kind, "load");
+  });
+
+  test("messages of a job that is over are ignored", async () => {
+    const rt = runtime();
+    const job = rt.run("1", []);
+    const { worker, msg } = await sent();
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    await job.done;
+    worker.send({ id: msg.id, type: "done", outcome: { ok: false, failure: { kind: "error" } } });
+    worker.send({ id: msg.id, type: "started" });
+    await settle();
+    assert.equal(job.state, "done");
+    assert.equal(job.outcome.ok, true);
+  });
+
+  test("a restart the worker asks for ends it after the job", async () => {
+    const rt = runtime();
+    const resets = [];
+    rt.onProgress((p) => p.reset && resets.push(p.reason));
+    const job = rt.run("sys.stdout.close()", []);
+    const { worker, msg } = await sent();
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true }, restart: ["a standard stream was closed"] });
+    assert.equal((await job.done).state, "done");
+    assert.equal(worker.terminated, true);
+    assert.deepEqual(resets, [["a standard stream was closed"]]);
+  });
+});

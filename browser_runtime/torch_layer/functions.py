@@ -18,86 +18,8 @@ import numpy as np
 from . import dtypes
 from .dtypes import DEFAULT_FLOAT, dtype, from_numpy_dtype, promote, result_type
 from .errors import NO_AUTOGRAD, unsupported
-from .random import Generator, default_generator, initial_seed, manual_seed, seed
+from .random import Generator, default_generator, initial_seed, manual_seed, seed  # noqa: F401 (torch.<name>)
 from .tensor import Tensor, _parse_shape, as_operand, device, is_scalar, normalize_dim, power
-
-__all__ = [
-    "abs",
-    "all",
-    "allclose",
-    "any",
-    "arange",
-    "argmax",
-    "argmin",
-    "as_tensor",
-    "cat",
-    "clamp",
-    "clip",
-    "concat",
-    "concatenate",
-    "cumsum",
-    "empty",
-    "empty_like",
-    "equal",
-    "exp",
-    "expm1",
-    "flatten",
-    "flip",
-    "from_numpy",
-    "full",
-    "full_like",
-    "gather",
-    "get_default_dtype",
-    "inference_mode",
-    "initial_seed",
-    "is_floating_point",
-    "is_tensor",
-    "isclose",
-    "isfinite",
-    "isinf",
-    "isnan",
-    "log",
-    "log1p",
-    "log_softmax",
-    "logical_and",
-    "logical_not",
-    "logical_or",
-    "manual_seed",
-    "masked_fill",
-    "max",
-    "maximum",
-    "mean",
-    "min",
-    "minimum",
-    "neg",
-    "no_grad",
-    "nonzero",
-    "numel",
-    "ones",
-    "ones_like",
-    "pow",
-    "rand",
-    "rand_like",
-    "randint",
-    "randn",
-    "randn_like",
-    "relu",
-    "reshape",
-    "seed",
-    "sigmoid",
-    "softmax",
-    "sqrt",
-    "square",
-    "squeeze",
-    "stack",
-    "sum",
-    "tanh",
-    "tensor",
-    "unsqueeze",
-    "where",
-    "zeros",
-    "zeros_like",
-]
 
 
 def _check_device(dev: Any) -> None:
@@ -343,6 +265,51 @@ def randint(*args: Any, dtype: dtype | None = None, generator: Generator | None 
 
 # ---- function forms of tensor methods ----------------------------------------------------------
 
+# torch.<name>(input, *args, **kwargs) is input.<name>(*args, **kwargs) for each of these: one
+# forwarder each, generated (array-api-compat's way). Only real differences are written out below.
+METHOD_FORMS = (
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "sqrt",
+    "sigmoid",
+    "tanh",
+    "relu",
+    "abs",
+    "square",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "logical_not",
+    "logical_and",
+    "logical_or",
+    "clamp",
+    "maximum",
+    "minimum",
+    "max",
+    "min",
+    "sum",
+    "mean",
+    "var",
+    "std",
+    "argmax",
+    "argmin",
+    "all",
+    "any",
+    "cumsum",
+    "reshape",
+    "flatten",
+    "unsqueeze",
+    "squeeze",
+    "flip",
+    "masked_fill",
+    "gather",
+    "nonzero",
+    "numel",
+    "is_floating_point",
+)
+
 
 def _tensor_arg(x: Any, name: str) -> Tensor:
     if not isinstance(x, Tensor):
@@ -351,177 +318,49 @@ def _tensor_arg(x: Any, name: str) -> Tensor:
     return x
 
 
-def exp(input: Tensor) -> Tensor:
-    return _tensor_arg(input, "exp").exp()
+def _forwarder(name: str) -> Any:
+    def forward(input: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return getattr(_tensor_arg(input, name), name)(*args, **kwargs)
+
+    forward.__name__ = forward.__qualname__ = name
+    forward.__doc__ = f"torch.{name}(input, ...): the same as input.{name}(...)."
+    return forward
 
 
-def expm1(input: Tensor) -> Tensor:
-    return _tensor_arg(input, "expm1").expm1()
-
-
-def log(input: Tensor) -> Tensor:
-    return _tensor_arg(input, "log").log()
-
-
-def log1p(input: Tensor) -> Tensor:
-    return _tensor_arg(input, "log1p").log1p()
-
-
-def sqrt(input: Tensor) -> Tensor:
-    return _tensor_arg(input, "sqrt").sqrt()
-
-
-def sigmoid(input: Tensor) -> Tensor:
-    return _tensor_arg(input, "sigmoid").sigmoid()
-
-
-def tanh(input: Tensor) -> Tensor:
-    return _tensor_arg(input, "tanh").tanh()
-
-
-def relu(input: Tensor) -> Tensor:
-    return _tensor_arg(input, "relu").relu()
-
-
-def abs(input: Tensor) -> Tensor:
-    return _tensor_arg(input, "abs").abs()
+globals().update({name: _forwarder(name) for name in METHOD_FORMS})
 
 
 def neg(input: Tensor) -> Tensor:
     return -_tensor_arg(input, "neg")
 
 
-def square(input: Tensor) -> Tensor:
-    return _tensor_arg(input, "square").square()
-
-
-def pow(input: Any, exponent: Any) -> Tensor:
+def pow(input: Any, exponent: Any) -> Tensor:  # a number may come first: 2 ** tensor
     return power(input, exponent)
 
 
-def isnan(input: Tensor) -> Tensor:
-    return _tensor_arg(input, "isnan").isnan()
+clip = clamp  # noqa: F821 (generated above)
 
 
-def isinf(input: Tensor) -> Tensor:
-    return _tensor_arg(input, "isinf").isinf()
 
 
-def isfinite(input: Tensor) -> Tensor:
-    return _tensor_arg(input, "isfinite").isfinite()
 
 
-def logical_not(input: Tensor) -> Tensor:
-    return _tensor_arg(input, "logical_not").logical_not()
 
 
-def logical_and(input: Tensor, other: Tensor) -> Tensor:
-    return _tensor_arg(input, "logical_and").logical_and(other)
 
 
-def logical_or(input: Tensor, other: Tensor) -> Tensor:
-    return _tensor_arg(input, "logical_or").logical_or(other)
 
 
-def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
-    return _tensor_arg(input, "clamp").clamp(min, max)
 
 
-clip = clamp
 
 
-def maximum(input: Tensor, other: Tensor) -> Tensor:
-    return _tensor_arg(input, "maximum").maximum(other)
 
 
-def minimum(input: Tensor, other: Tensor) -> Tensor:
-    return _tensor_arg(input, "minimum").minimum(other)
 
 
-def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
-    """torch.max(t) → 0-d; torch.max(t, dim) → (values, indices); torch.max(a, b) → maximum."""
-    return _tensor_arg(input, "max").max(dim, keepdim)
 
 
-def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
-    """torch.min(t) → 0-d; torch.min(t, dim) → (values, indices); torch.min(a, b) → minimum."""
-    return _tensor_arg(input, "min").min(dim, keepdim)
-
-
-def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
-        dtype: dtype | None = None) -> Tensor:
-    return _tensor_arg(input, "sum").sum(dim, keepdim, dtype=dtype)
-
-
-def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
-         dtype: dtype | None = None) -> Tensor:
-    return _tensor_arg(input, "mean").mean(dim, keepdim, dtype=dtype)
-
-
-def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-        correction: Any = None) -> Tensor:
-    return _tensor_arg(input, "var").var(dim, unbiased, keepdim, correction=correction)
-
-
-def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-        correction: Any = None) -> Tensor:
-    return _tensor_arg(input, "std").std(dim, unbiased, keepdim, correction=correction)
-
-
-def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    return _tensor_arg(input, "argmax").argmax(dim, keepdim)
-
-
-def argmin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    return _tensor_arg(input, "argmin").argmin(dim, keepdim)
-
-
-def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    return _tensor_arg(input, "all").all(dim, keepdim)
-
-
-def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    return _tensor_arg(input, "any").any(dim, keepdim)
-
-
-def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
-    return _tensor_arg(input, "cumsum").cumsum(dim, dtype=dtype)
-
-
-def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
-    return _tensor_arg(input, "reshape").reshape(shape)
-
-
-def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    return _tensor_arg(input, "flatten").flatten(start_dim, end_dim)
-
-
-def unsqueeze(input: Tensor, dim: int) -> Tensor:
-    return _tensor_arg(input, "unsqueeze").unsqueeze(dim)
-
-
-def squeeze(input: Tensor, dim: Any = None) -> Tensor:
-    return _tensor_arg(input, "squeeze").squeeze(dim)
-
-
-def flip(input: Tensor, dims: Sequence[int]) -> Tensor:
-    return _tensor_arg(input, "flip").flip(dims)
-
-
-def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
-    return _tensor_arg(input, "masked_fill").masked_fill(mask, value)
-
-
-def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    return _tensor_arg(input, "gather").gather(dim, index)
-
-
-def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
-    return _tensor_arg(input, "nonzero").nonzero(as_tuple=as_tuple)
-
-
-def numel(input: Tensor) -> int:
-    return _tensor_arg(input, "numel").numel()
 
 
 def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
@@ -599,9 +438,6 @@ def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
 
 
-def is_floating_point(input: Tensor) -> bool:
-    return _tensor_arg(input, "is_floating_point").is_floating_point()
-
 
 def get_default_dtype() -> dtype:
     return DEFAULT_FLOAT
@@ -621,3 +457,14 @@ class no_grad:
 
 
 inference_mode = no_grad
+
+
+# every public name: the generated forwarders, and those written out here
+__all__ = sorted([
+    *METHOD_FORMS,
+    "allclose", "arange", "as_tensor", "cat", "clip", "concat", "concatenate", "empty",
+    "empty_like", "equal", "from_numpy", "full", "full_like", "get_default_dtype",
+    "inference_mode", "initial_seed", "is_tensor", "isclose", "log_softmax", "manual_seed", "neg",
+    "no_grad", "ones", "ones_like", "pow", "rand", "rand_like", "randint", "randn", "randn_like",
+    "seed", "softmax", "stack", "tensor", "where", "zeros", "zeros_like",
+])

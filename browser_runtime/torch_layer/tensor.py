@@ -498,27 +498,6 @@ class Tensor:
             out = fn(x, y)
         return Tensor._make(np.asarray(out).astype(dt.np_dtype, copy=False))
 
-    def __add__(self, other: Any) -> Tensor:
-        return self._binary(other, np.add, "add")
-
-    def __radd__(self, other: Any) -> Tensor:
-        return self._binary(other, np.add, "add", reverse=True)
-
-    def __sub__(self, other: Any) -> Tensor:
-        return self._binary(other, np.subtract, "sub")
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return self._binary(other, np.subtract, "rsub", reverse=True)
-
-    def __mul__(self, other: Any) -> Tensor:
-        return self._binary(other, np.multiply, "mul")
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return self._binary(other, np.multiply, "mul", reverse=True)
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return self._binary(other, np.true_divide, "div")
-
     def __rtruediv__(self, other: Any) -> Tensor:
         # torch computes number / tensor as tensor.reciprocal() * number (torch/_tensor.py)
         if not is_scalar(other):
@@ -529,18 +508,6 @@ class Tensor:
         x = self._float_input()
         with np.errstate(all="ignore"):
             return Tensor._make(x.dtype.type(1) / x)
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        return self._binary(other, np.floor_divide, "floordiv")
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return self._binary(other, np.floor_divide, "floordiv", reverse=True)
-
-    def __mod__(self, other: Any) -> Tensor:
-        return self._binary(other, np.remainder, "mod")
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return self._binary(other, np.remainder, "mod", reverse=True)
 
     def __pow__(self, other: Any) -> Tensor:
         return power(self, other)
@@ -559,24 +526,6 @@ class Tensor:
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_name(dt)}\'')
         x, y = as_operand(self, dt), as_operand(other, dt)
         return Tensor._make(fn(y, x) if reverse else fn(x, y))
-
-    def __and__(self, other: Any) -> Tensor:
-        return self._logical(other, np.bitwise_and, "bitwise_and")
-
-    def __rand__(self, other: Any) -> Tensor:
-        return self._logical(other, np.bitwise_and, "bitwise_and", reverse=True)
-
-    def __or__(self, other: Any) -> Tensor:
-        return self._logical(other, np.bitwise_or, "bitwise_or")
-
-    def __ror__(self, other: Any) -> Tensor:
-        return self._logical(other, np.bitwise_or, "bitwise_or", reverse=True)
-
-    def __xor__(self, other: Any) -> Tensor:
-        return self._logical(other, np.bitwise_xor, "bitwise_xor")
-
-    def __rxor__(self, other: Any) -> Tensor:
-        return self._logical(other, np.bitwise_xor, "bitwise_xor", reverse=True)
 
     def __invert__(self) -> Tensor:
         if self.dtype.is_floating_point:
@@ -606,28 +555,6 @@ class Tensor:
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         return self._compare(other, np.equal)
 
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._compare(other, np.not_equal)
-
-    def __lt__(self, other: Any) -> Tensor:
-        return self._compare(other, np.less)
-
-    def __le__(self, other: Any) -> Tensor:
-        return self._compare(other, np.less_equal)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return self._compare(other, np.greater)
-
-    def __ge__(self, other: Any) -> Tensor:
-        return self._compare(other, np.greater_equal)
-
-    eq = __eq__
-    ne = __ne__
-    lt = __lt__
-    le = __le__
-    gt = __gt__
-    ge = __ge__
-
     def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
         return self + (other * alpha if alpha != 1 else other)
 
@@ -647,18 +574,11 @@ class Tensor:
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                          f"but found '{rounding_mode}'")
 
-    multiply = mul
-    subtract = sub
-    divide = div
-    true_divide = __truediv__
-
     def pow(self, exponent: Any) -> Tensor:
         return power(self, exponent)
 
     def neg(self) -> Tensor:
         return -self
-
-    negative = neg
 
     # in-place versions: the result must be castable to this tensor's dtype, as in torch
     def _inplace(self, result: Tensor) -> Tensor:
@@ -670,52 +590,14 @@ class Tensor:
         np.copyto(self._data, result._data.astype(self._data.dtype), casting="unsafe")
         return self
 
-    def __iadd__(self, other: Any) -> Tensor:
-        return self._inplace(self + other)
-
-    def __isub__(self, other: Any) -> Tensor:
-        return self._inplace(self - other)
-
-    def __imul__(self, other: Any) -> Tensor:
-        return self._inplace(self * other)
-
-    def __itruediv__(self, other: Any) -> Tensor:
-        return self._inplace(self / other)
-
-    def __ifloordiv__(self, other: Any) -> Tensor:
-        return self._inplace(self // other)
-
-    def __imod__(self, other: Any) -> Tensor:
-        return self._inplace(self % other)
-
-    def __ipow__(self, other: Any) -> Tensor:
-        return self._inplace(self**other)
-
-    def __iand__(self, other: Any) -> Tensor:
-        return self._inplace(self & other)
-
-    def __ior__(self, other: Any) -> Tensor:
-        return self._inplace(self | other)
-
-    def __ixor__(self, other: Any) -> Tensor:
-        return self._inplace(self ^ other)
-
     def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
         return self._inplace(self.add(other, alpha=alpha))
 
     def sub_(self, other: Any, *, alpha: Any = 1) -> Tensor:
         return self._inplace(self.sub(other, alpha=alpha))
 
-    def mul_(self, other: Any) -> Tensor:
-        return self._inplace(self * other)
-
-    def div_(self, other: Any) -> Tensor:
-        return self._inplace(self / other)
-
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
         return self._inplace(self.clamp(min, max))
-
-    clip_ = clamp_
 
     def fill_(self, value: Any) -> Tensor:
         self._data[...] = as_operand(value, self.dtype)
@@ -738,21 +620,6 @@ class Tensor:
     def _float_input(self) -> np.ndarray:
         # integer and bool inputs of float functions become the default float, as in torch
         return self._data if self.dtype.is_floating_point else self._data.astype(np.float32)
-
-    def exp(self) -> Tensor:
-        return Tensor._make(float_unary(np.exp, self._float_input()))
-
-    def expm1(self) -> Tensor:
-        return Tensor._make(float_unary(np.expm1, self._float_input()))
-
-    def log(self) -> Tensor:
-        return Tensor._make(float_unary(np.log, self._float_input()))
-
-    def log1p(self) -> Tensor:
-        return Tensor._make(float_unary(np.log1p, self._float_input()))
-
-    def tanh(self) -> Tensor:
-        return Tensor._make(float_unary(np.tanh, self._float_input()))
 
     def sqrt(self) -> Tensor:
         with np.errstate(all="ignore"):
@@ -780,46 +647,8 @@ class Tensor:
             raise RuntimeError('"abs_cpu" not implemented for \'Bool\'')
         return Tensor._make(np.abs(self._data))
 
-    absolute = abs
-
     def square(self) -> Tensor:
         return power(self, 2)
-
-    def sign(self) -> Tensor:
-        return Tensor._make(np.sign(self._data))
-
-    def floor(self) -> Tensor:
-        return Tensor._make(np.floor(self._data))
-
-    def ceil(self) -> Tensor:
-        return Tensor._make(np.ceil(self._data))
-
-    def round(self) -> Tensor:
-        return Tensor._make(np.round(self._data))  # half to even, like torch
-
-    def trunc(self) -> Tensor:
-        return Tensor._make(np.trunc(self._data))
-
-    def isnan(self) -> Tensor:
-        return Tensor._make(np.isnan(self._data))
-
-    def isinf(self) -> Tensor:
-        return Tensor._make(np.isinf(self._data))
-
-    def isfinite(self) -> Tensor:
-        return Tensor._make(np.isfinite(self._data))
-
-    def logical_not(self) -> Tensor:
-        return Tensor._make(np.logical_not(self._data))
-
-    def logical_and(self, other: Tensor) -> Tensor:
-        return Tensor._make(np.logical_and(self._data, as_operand(other, dtypes.bool_)))
-
-    def logical_or(self, other: Tensor) -> Tensor:
-        return Tensor._make(np.logical_or(self._data, as_operand(other, dtypes.bool_)))
-
-    def logical_xor(self, other: Tensor) -> Tensor:
-        return Tensor._make(np.logical_xor(self._data, as_operand(other, dtypes.bool_)))
 
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:
         if min is None and max is None:
@@ -833,8 +662,6 @@ class Tensor:
         if max is not None:
             out = np.where(np.isnan(out), out, np.minimum(out, as_operand(max, dt)))
         return Tensor._make(np.asarray(out).astype(dt.np_dtype, copy=False))
-
-    clip = clamp
 
     def clamp_min(self, min: Any) -> Tensor:
         return self.clamp(min=min)
@@ -1222,6 +1049,99 @@ def power(base: Any, exponent: Any) -> Tensor:
         # float64 then one rounding: within 2 ulps of torch's pow (see kernels)
         out = np.power(x.astype(np.float64), y.astype(np.float64))
         return Tensor._make(out.astype(dt.np_dtype))
+
+
+# ---- the uniform methods, generated from tables (array-api-compat's way) ----------------------
+# Each row is one method; only what differs from its row (true division's reverse, unary minus,
+# pow, the reductions, …) is written out in the class above, with its reason.
+
+
+def _method(name: str, fn: Any, doc: str) -> Any:
+    fn.__name__ = name
+    fn.__qualname__ = f"Tensor.{name}"
+    fn.__doc__ = doc
+    return fn
+
+
+# a ∘ b with torch's promotion and errors: (name, numpy ufunc, kernel name of the reversed form)
+_ARITHMETIC = [
+    ("add", np.add, "add"),
+    ("sub", np.subtract, "rsub"),  # bool - bool is an error either way round
+    ("mul", np.multiply, "mul"),
+    ("floordiv", np.floor_divide, "floordiv"),
+    ("mod", np.remainder, "mod"),
+]
+for _name, _fn, _rname in _ARITHMETIC:
+    setattr(Tensor, f"__{_name}__", _method(
+        f"__{_name}__", lambda self, other, f=_fn, n=_name: self._binary(other, f, n),
+        f"self {_name} other"))
+    setattr(Tensor, f"__r{_name}__", _method(
+        f"__r{_name}__",
+        lambda self, other, f=_fn, n=_rname: self._binary(other, f, n, reverse=True),
+        f"other {_name} self"))
+Tensor.__truediv__ = _method(  # number / tensor is written out: torch takes a reciprocal
+    "__truediv__", lambda self, other: self._binary(other, np.true_divide, "div"), "self / other")
+
+# &, |, ^ on bool and integer tensors: (operator, numpy ufunc, torch's kernel name)
+_BITWISE = [("and", np.bitwise_and, "bitwise_and"), ("or", np.bitwise_or, "bitwise_or"),
+            ("xor", np.bitwise_xor, "bitwise_xor")]
+for _name, _fn, _kernel in _BITWISE:
+    setattr(Tensor, f"__{_name}__", _method(
+        f"__{_name}__", lambda self, other, f=_fn, k=_kernel: self._logical(other, f, k),
+        f"self {_name} other"))
+    setattr(Tensor, f"__r{_name}__", _method(
+        f"__r{_name}__",
+        lambda self, other, f=_fn, k=_kernel: self._logical(other, f, k, reverse=True),
+        f"other {_name} self"))
+
+# comparisons give bool tensors: (method, numpy ufunc); the operator form is the same function
+_COMPARISONS = [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]
+for _name, _fn in _COMPARISONS:
+    _cmp = _method(f"__{_name}__", lambda self, other, f=_fn: self._compare(other, f),
+                   f"self {_name} other, elementwise, as a bool tensor")
+    setattr(Tensor, f"__{_name}__", _cmp)
+    setattr(Tensor, _name, _cmp)
+
+# in place: the result of the operator, cast back to this tensor's dtype if torch allows it
+_IN_PLACE = {
+    "__iadd__": "__add__", "__isub__": "__sub__", "__imul__": "__mul__",
+    "__itruediv__": "__truediv__", "__ifloordiv__": "__floordiv__", "__imod__": "__mod__",
+    "__ipow__": "__pow__", "__iand__": "__and__", "__ior__": "__or__", "__ixor__": "__xor__",
+    "mul_": "__mul__", "div_": "__truediv__",
+}
+for _name, _op in _IN_PLACE.items():
+    setattr(Tensor, _name, _method(
+        _name, lambda self, other, op=_op: self._inplace(getattr(self, op)(other)),
+        f"self = self {_op.strip('_')} other, in place"))
+
+# float functions (integers become the default float): within 2 ulps of torch (see kernels)
+for _name in ("exp", "expm1", "log", "log1p", "tanh"):
+    _fn = getattr(np, _name)
+    setattr(Tensor, _name, _method(
+        _name, lambda self, f=_fn: Tensor._make(float_unary(f, self._float_input())),
+        f"{_name}(self), elementwise"))
+
+# exact elementwise functions (round: half to even, like torch)
+for _name in ("sign", "floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite",
+              "logical_not"):
+    _fn = getattr(np, _name)
+    setattr(Tensor, _name, _method(
+        _name, lambda self, f=_fn: Tensor._make(f(self._data)), f"{_name}(self), elementwise"))
+
+# logical functions of two tensors (the other one read as bool)
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    _fn = getattr(np, _name)
+    setattr(Tensor, _name, _method(
+        _name, lambda self, other, f=_fn: Tensor._make(
+            f(self._data, as_operand(other, dtypes.bool_))), f"{_name}(self, other)"))
+
+# torch's other names for the same methods
+_ALIASES = {"multiply": "mul", "subtract": "sub", "divide": "div", "true_divide": "__truediv__",
+            "negative": "neg", "absolute": "abs", "clip": "clamp", "clip_": "clamp_"}
+for _alias, _name in _ALIASES.items():
+    setattr(Tensor, _alias, getattr(Tensor, _name))
+del _name, _fn, _rname, _kernel, _cmp, _op, _alias
 
 
 # what Tensor offers, for the error messages (backward and requires_grad_ only raise)

@@ -67,6 +67,12 @@ def _to_numpy(x: object) -> object:
     return np.array(data, dtype=np.float64)
 
 
+def _as_shown(x: object) -> object:
+    """An input as the failure report shows it: numbers as arrays, anything else (a mode's name,
+    None) as itself."""
+    return np.asarray(x) if isinstance(x, np.ndarray | bool | int | float) else x
+
+
 def _show(x: object) -> str:
     if isinstance(x, tuple):
         return "(" + ", ".join(_show(v) for v in x) + ")"
@@ -179,7 +185,7 @@ def verdict(exercise: str | Exercise, phase1: tuple[list, str | None], cases: in
         elif len(result["failures"]) < 3:
             result["failures"].append({
                 "case": case + 1,
-                "inputs": {k: _show(np.asarray(v)) for k, v in inputs.items()},
+                "inputs": {k: _show(_as_shown(v)) for k, v in inputs.items()},
                 "expected": _show(want),
                 "got": "" if got is None else _show(got),
                 "reason": reason,

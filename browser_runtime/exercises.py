@@ -121,8 +121,11 @@ class Draw:
         """``exp(σ · N(0, 1))``: positive values around 1, such as probability ratios."""
         return np.exp(self.normal(shape, sigma))
 
-    def choice(self, options: list | tuple) -> Any:
-        """One of ``options``, as a plain Python value."""
+    def choice(self, options: list | tuple, shape: int | tuple[int, ...] | None = None) -> Any:
+        """One of ``options``, as a plain Python value; with ``shape``, an array of numbers
+        drawn from ``options``, of this draw's dtype."""
+        if shape is not None:
+            return np.asarray(options, self.dtype)[self.rng.integers(0, len(options), shape)]
         value = options[int(self.rng.integers(0, len(options)))]
         return value.item() if isinstance(value, np.generic) else value
 

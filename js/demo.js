@@ -1,21 +1,33 @@
-// The s21 demo page: the sample run's four curves, drawn with uPlot, and a Run button that trains
-// the toy model in the Python worker (smaller configuration) and draws its curves as they come.
+// The s21 demo page: the sample run's curves, drawn with uPlot (PPO and GRPO side by side in the
+// first three charts, DPO's margin in the fourth), and a Run button that trains the toy model in
+// the Python worker (smaller configuration) and draws its curves as they come.
 //
 // Markup (written by the site build): <div data-demo><script class="rl-demo-sample">{json of
 // `python -m rl_ops_numpy.demo --json`}</script></div>. All text is set with textContent.
 
 import uPlot from "../uplot/uPlot.esm.js";
-import { el } from "./dom.js";
+import { el, mountAll } from "./dom.js";
 import { describeOutcome, strings } from "./i18n.js";
 import { python } from "./runtime.js";
 
-// [chart id, phase, metric]
+// [chart id, metric, phases drawn in it]; the steps on the x axis are the first phase's
 const CHARTS = [
-  ["rm_score", "ppo", "rm_score"],
-  ["kl", "ppo", "kl"],
-  ["entropy", "ppo", "entropy"],
-  ["margin", "dpo", "margin"],
+  ["rm_score", "rm_score", ["ppo", "grpo"]],
+  ["kl", "kl", ["ppo", "grpo"]],
+  ["entropy", "entropy", ["ppo", "grpo"]],
+  ["margin", "margin", ["dpo"]],
 ];
+const PHASES = ["ppo", "dpo", "grpo"];
+// a phase's colour (a Material variable); the sample run dashed, the learner's run solid
+const COLOUR = { ppo: "--md-accent-fg-color", dpo: "--md-accent-fg-color", grpo: "--md-typeset-a-color" };
+
+/** `series`' values at the steps `xs` (null where it has none yet). */
+function at(xs, series, metric) {
+  return xs.map((x) => {
+    const i = (series.step ?? []).indexOf(x);
+    return i >= 0 ? series[metric][i] : null;
+  });
+}
 
 function css(name) {
   return getComputedStyle(document.body).getPropertyValue(name).trim() || "#888";
@@ -33,7 +45,7 @@ class Demo {
     this.root = root;
     this.t = strings();
     this.sample = JSON.parse(root.querySelector("script.rl-demo-sample").textContent);
-    this.live = { ppo: {}, dpo: {} };
+    this.live = Object.fromEntries(PHASES.map((p) => [p, {}]));
     this.plots = {};
     this._buildUi();
     this._draw();
@@ -81,16 +93,20 @@ class Demo {
     loadStylesheet();
     const fg = css("--md-default-fg-color--light");
     const grid = css("--md-default-fg-color--lightest");
-    const accent = css("--md-accent-fg-color");
-    for (const [id, phase, metric] of CHARTS) {
+    for (const [id, metric, phases] of CHARTS) {
       this.plots[id]?.destroy();
-      const sample = this.sample[phase];
-      const live = this.live[phase];
-      const xs = sample.step;
-      const liveYs = xs.map((x) => {
-        const i = (live.step ?? []).indexOf(x);
-        return i >= 0 ? live[metric][i] : null;
-      });
+      const xs = this.sample[phases[0]].step;
+      const series = [{ label: this.t.demoStep }];
+      const data = [xs];
+      for (const phase of phases) {
+        const stroke = css(COLOUR[phase]);
+        const name = phases.length > 1 ? `${phase.toUpperCase()} · ` : "";
+        series.push(
+          { label: name + this.t.demoSampleSeries, stroke, width: 1.5, dash: [4, 4] },
+          { label: name + this.t.demoLiveSeries, stroke, width: 2.5, spanGaps: false },
+        );
+        data.push(at(xs, this.sample[phase], metric), at(xs, this.live[phase], metric));
+      }
       const opts = {
         width: this._width(),
         height: 200,
@@ -100,15 +116,11 @@ class Demo {
           { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid }, label: this.t.demoStep },
           { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid }, size: 50 },
         ],
-        series: [
-          { label: this.t.demoStep },
-          { label: this.t.demoSampleSeries, stroke: fg, width: 1.5, dash: [4, 4] },
-          { label: this.t.demoLiveSeries, stroke: accent, width: 2, spanGaps: false },
-        ],
+        series,
       };
       const box = this.boxes[id];
       box.querySelector(".uplot")?.remove();
-      this.plots[id] = new uPlot(opts, [xs, sample[metric], liveYs], box);
+      this.plots[id] = new uPlot(opts, data, box);
     }
   }
 
@@ -119,10 +131,12 @@ class Demo {
   /** One line under the charts: where each curve of `run` started and ended. */
   _summarise(run, label) {
     const ends = (series) => [series[0], series[series.length - 1]];
-    const parts = CHARTS.map(([id, phase, metric]) => {
-      const [a, b] = ends(run[phase][metric]);
-      return `${this.t.demoChart[id]} ${a.toFixed(2)} → ${b.toFixed(2)}`;
-    });
+    const parts = CHARTS.flatMap(([id, metric, phases]) =>
+      phases.map((phase) => {
+        const [a, b] = ends(run[phase][metric]);
+        return `${phase.toUpperCase()} ${this.t.demoMetric[metric]} ${a.toFixed(2)} → ${b.toFixed(2)}`;
+      }),
+    );
     this.summary.textContent = `${label}: ${parts.join(" · ")}`;
   }
 
@@ -133,7 +147,7 @@ class Demo {
     const head = el("tr");
     for (const h of [t.demoModel, t.demoMeanScore, t.demoWords]) head.append(el("th", {}, h));
     table.append(head);
-    for (const model of ["sft", "ppo", "dpo"]) {
+    for (const model of ["sft", ...PHASES]) {
       const row = el("tr");
       const e = evaluation[model];
       row.append(
@@ -160,7 +174,7 @@ class Demo {
     } catch (err) {
       return this._fail(t.loadFailed("python.js", String(err?.message ?? err), !navigator.onLine));
     }
-    this.live = { ppo: {}, dpo: {} };
+    this.live = Object.fromEntries(PHASES.map((p) => [p, {}]));
     this._draw();
     this.stopButton.disabled = false;
     this.progress.hidden = false;
@@ -206,28 +220,21 @@ class Demo {
     const series = this.live[phase];
     series.step = [...(series.step ?? []), step];
     for (const [k, v] of Object.entries(metrics)) series[k] = [...(series[k] ?? []), v];
-    for (const [id, p, metric] of CHARTS) {
-      if (p !== phase) continue;
-      const xs = this.sample[p].step;
-      const ys = xs.map((x) => {
-        const i = series.step.indexOf(x);
-        return i >= 0 ? series[metric][i] : null;
-      });
-      this.plots[id].setData([xs, this.sample[p][metric], ys]);
-      this.boxes[id].dataset.livePoints = String(ys.filter((y) => y !== null).length);
+    for (const [id, metric, phases] of CHARTS) {
+      if (!phases.includes(phase)) continue;
+      const xs = this.sample[phases[0]].step;
+      const data = [xs];
+      let points = 0;
+      for (const p of phases) {
+        const ys = at(xs, this.live[p], metric);
+        data.push(at(xs, this.sample[p], metric), ys);
+        points += ys.filter((y) => y !== null).length;
+      }
+      this.plots[id].setData(data);
+      this.boxes[id].dataset.livePoints = String(points);
     }
   }
 }
 
-/** Start every demo under `root` once. */
-export function init(root = document) {
-  for (const node of root.querySelectorAll("[data-demo]")) {
-    if (node.dataset.demoReady) continue;
-    node.dataset.demoReady = "1";
-    new Demo(node);
-  }
-}
-
-// Start now (the page is parsed when a module script runs) and on every page Material shows.
-init(document);
-window.document$?.subscribe(() => init(document));
+/** Start every demo cell on the page, now and on every page Material shows. */
+export const init = mountAll("demo", Demo);

@@ -62,6 +62,25 @@ export function saveJSON(key, value) {
 /** A plain object (not null, not an array). */
 export const isRecord = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/**
+ * Give every element under `root` that has `data-<key>` one `Widget`, once, now and on every page
+ * Material shows (`document$`): safe to call twice. Returns the function that mounts under a root.
+ */
+export function mountAll(key, Widget) {
+  const ready = `${key}Ready`;
+  const attr = `data-${key}`;
+  const mount = (root = document) => {
+    for (const node of root.querySelectorAll(`[${attr}]`)) {
+      if (node.dataset[ready]) continue;
+      node.dataset[ready] = "1";
+      new Widget(node);
+    }
+  };
+  mount(document); // the page is parsed when a module script runs
+  window.document$?.subscribe(() => mount(document));
+  return mount;
+}
+
 // ---- output ----------------------------------------------------------------------------------
 
 const PAINT_MS = 100; // how often new output is written into the page

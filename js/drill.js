@@ -6,7 +6,7 @@
 // and can be shared. Exact answers are decided here at once; other answers can be accepted "by
 // meaning" by the Python worker, loaded only then.
 
-import { el, isRecord, loadJSON, saveJSON } from "./dom.js";
+import { el, isRecord, loadJSON, mountAll, saveJSON } from "./dom.js";
 import { strings } from "./i18n.js";
 import { python } from "./runtime.js";
 
@@ -399,15 +399,5 @@ class Drill {
   }
 }
 
-/** Start every drill under `root` once. */
-export function init(root = document) {
-  for (const node of root.querySelectorAll("[data-drill]")) {
-    if (node.dataset.drillReady) continue;
-    node.dataset.drillReady = "1";
-    new Drill(node);
-  }
-}
-
-// Start now (the page is parsed when a module script runs) and on every page Material shows.
-init(document);
-window.document$?.subscribe(() => init(document));
+/** Start every drill cell on the page, now and on every page Material shows. */
+export const init = mountAll("drill", Drill);

@@ -11,7 +11,7 @@
 // The highlighted code is only shown (its _____ become inputs); the program is built from the
 // data. Learner text and program output are only ever inserted with textContent.
 
-import { OutputView, el, isRecord, loadJSON, readJSON, saveJSON } from "./dom.js";
+import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, saveJSON } from "./dom.js";
 import { describeOutcome, strings } from "./i18n.js";
 import { python } from "./runtime.js";
 
@@ -497,15 +497,5 @@ class Cell {
   }
 }
 
-/** Enhance every cell under `root` once. */
-export function init(root = document) {
-  for (const node of root.querySelectorAll("[data-runner]")) {
-    if (node.dataset.runnerReady) continue;
-    node.dataset.runnerReady = "1";
-    new Cell(node);
-  }
-}
-
-// Start now (the page is parsed when a module script runs) and on every page Material shows.
-init(document);
-window.document$?.subscribe(() => init(document));
+/** Start every runner cell on the page, now and on every page Material shows. */
+export const init = mountAll("runner", Cell);

@@ -24,6 +24,7 @@ __all__ = [
     "check_ndim",
     "check_same_shape",
     "number",
+    "token_arrays",
 ]
 
 # arguments that hold 0/1 flags: checked in their own dtype, never setting the data's
@@ -92,6 +93,17 @@ def bool_mask(mask: np.ndarray, name: str) -> np.ndarray:
         first = mask[real & (mask != 1)].flat[0].item()
         raise ValueError(f"{name} must hold only 0 and 1, found {first!r}")
     return real
+
+
+def token_arrays(**named: object) -> tuple[np.ndarray, ...]:
+    """The ``[B, T]`` arguments of a token operator, checked: float arrays of one dtype
+    (:func:`as_float_arrays`), all of one shape, two-dimensional; the last argument is the 0/1
+    mask and comes back as booleans (:func:`bool_mask`)."""
+    arrays = as_float_arrays(**named)
+    check_same_shape(**dict(zip(named, arrays, strict=True)))
+    first = next(iter(named))
+    check_ndim(2, **{first: arrays[0]})
+    return (*arrays[:-1], bool_mask(arrays[-1], list(named)[-1]))
 
 
 def number(name: str, x: object, *, low: float = -math.inf, high: float = math.inf,

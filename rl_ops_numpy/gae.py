@@ -24,6 +24,7 @@ from ._validate import (
     check_ndim,
     check_same_shape,
     number,
+    token_arrays,
 )
 
 __all__ = ["compute_gae", "compute_gae_episode", "reverse_discounted_sum"]
@@ -208,10 +209,7 @@ def compute_gae(rewards, values, mask, gamma: float = 1.0, lam: float = 0.95):
     and verl whiten the advantages inside the function and OpenRLHF later in its replay buffer;
     this reference, like the lesson, returns them unwhitened.
     """
-    r, v, m = as_float_arrays(rewards=rewards, values=values, mask=mask)
-    check_same_shape(rewards=r, values=v, mask=m)
-    check_ndim(2, rewards=r)
-    real = bool_mask(m, "mask")
+    r, v, real = token_arrays(rewards=rewards, values=values, mask=mask)
     gamma, lam = number("gamma", gamma, low=0, high=1), number("lam", lam, low=0, high=1)
     if r.size == 0:
         return np.zeros_like(r), np.zeros_like(r)

@@ -30,6 +30,7 @@ from ._validate import (
     check_ndim,
     check_same_shape,
     number,
+    token_arrays,
 )
 from .gae import reverse_discounted_sum
 from .whiten import _whiten
@@ -213,10 +214,7 @@ def reinforce_pp_advantages(
     raises (``masked_var``) when the batch has fewer than two response tokens; here that gives
     zeros. OpenRLHF whitens with the biased variance instead (see :func:`masked_whiten`).
     """
-    r, m = as_float_arrays(token_rewards=token_rewards, mask=mask)
-    check_same_shape(token_rewards=r, mask=m)
-    check_ndim(2, token_rewards=r)
-    real = bool_mask(m, "mask")
+    r, real = token_arrays(token_rewards=token_rewards, mask=mask)
     gamma = number("gamma", gamma, low=0, high=1)
     if r.size == 0:
         return np.zeros_like(r), np.zeros_like(r)
@@ -318,10 +316,7 @@ def aggregate_loss(
     "token-mean" over more than the micro-batch.
     """
     mode = _check_mode(mode)
-    x, m = as_float_arrays(loss_mat=loss_mat, mask=mask)
-    check_same_shape(loss_mat=x, mask=m)
-    check_ndim(2, loss_mat=x)
-    real = bool_mask(m, "mask")
+    x, real = token_arrays(loss_mat=loss_mat, mask=mask)
     if horizon is not None:
         if mode != "seq-mean-token-sum-norm":
             raise ValueError(

@@ -9,13 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import (
-    as_float_arrays,
-    bool_mask,
-    check_ndim,
-    check_same_shape,
-    number,
-)
+from ._validate import as_float_arrays, check_same_shape, number, token_arrays
 
 __all__ = [
     "importance_ratio",
@@ -50,12 +44,7 @@ def importance_ratio(new_logprobs, old_logprobs, mask) -> np.ndarray:
     ratio; verl (``compute_policy_loss_vanilla``) and recent OpenRLHF clamp the log-ratio to
     ``[-20, 20]`` before ``exp``; TRL and this reference (like the lesson) do not clamp.
     """
-    new, old, m = as_float_arrays(
-        new_logprobs=new_logprobs, old_logprobs=old_logprobs, mask=mask
-    )
-    check_same_shape(new_logprobs=new, old_logprobs=old, mask=m)
-    check_ndim(2, new_logprobs=new)
-    real = bool_mask(m, "mask")
+    new, old, real = token_arrays(new_logprobs=new_logprobs, old_logprobs=old_logprobs, mask=mask)
     # ρ_t = exp(log π_θ − log π_old); 1 on padding
     with np.errstate(over="ignore", invalid="ignore"):
         return np.where(real, np.exp(new - old), np.ones((), new.dtype))
@@ -88,12 +77,9 @@ def policy_surrogate_loss(
     OpenRLHF's optional ``dual_clip``); neither is done here.
     """
     clip_range = number("clip_range", clip_range, low=0, above=True)
-    new, old, adv, m = as_float_arrays(
+    new, old, adv, real = token_arrays(
         new_logprobs=new_logprobs, old_logprobs=old_logprobs, advantages=advantages, mask=mask
     )
-    check_same_shape(new_logprobs=new, old_logprobs=old, advantages=adv, mask=m)
-    check_ndim(2, new_logprobs=new)
-    real = bool_mask(m, "mask")
     with np.errstate(over="ignore", invalid="ignore"):
         # ρ = exp(log π_θ − log π_old)
         ratio = np.exp(new - old)
@@ -156,12 +142,9 @@ def value_clipped_loss(
     ("token-mean", as here, is its default).
     """
     clip_range_value = number("clip_range_value", clip_range_value, low=0, above=True)
-    v, v_old, ret, m = as_float_arrays(
+    v, v_old, ret, real = token_arrays(
         new_values=new_values, old_values=old_values, returns=returns, mask=mask
     )
-    check_same_shape(new_values=v, old_values=v_old, returns=ret, mask=m)
-    check_ndim(2, new_values=v)
-    real = bool_mask(m, "mask")
     # V_clip = V_old + clip(V − V_old, −ε_v, ε_v)
     v_clipped = v_old + np.clip(v - v_old, -clip_range_value, clip_range_value)
     # ½ max((V − R)², (V_clip − R)²)

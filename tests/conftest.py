@@ -21,6 +21,8 @@ from .golden import scripts  # noqa: E402
 LESSONS = {lesson.id: lesson for lesson in find_lessons(DOCS)}
 # every exercise's manifest entry (its lesson file's check section), by id
 EXERCISES = {exercise_id: lesson.manifest for exercise_id, lesson in LESSONS.items()}
+# the chapters with exercises (docs/<chapter>/), each one page per language
+CHAPTERS = sorted({exercise_id.split("/")[0] for exercise_id in LESSONS})
 # every runnable file of the pages, lessons and examples: what golden outputs come from
 SCRIPTS = {script.id: script for script in scripts(DOCS)}
 

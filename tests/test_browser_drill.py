@@ -10,7 +10,7 @@ import re
 import pytest
 
 from .browser import fail_downloads, new_page
-from .conftest import LESSONS
+from .conftest import CHAPTERS, LESSONS
 
 DRILL = "[data-drill='ppo/importance_ratio']"
 
@@ -30,7 +30,7 @@ def page(chromium, site_url):
 
 
 @pytest.mark.parametrize(("lang", "words"), [("", "个可挖空位"), ("en/", "maskable slots")])
-@pytest.mark.parametrize("lesson", ["ppo", "s21"])
+@pytest.mark.parametrize("lesson", CHAPTERS)
 def test_every_drill_of_both_lessons_starts_in_both_languages(
     chromium, site_url, lang, words, lesson
 ):

@@ -124,7 +124,8 @@ def test_runaway_loop_is_stopped_by_the_time_limit_and_the_page_stays_responsive
     _wait_output(page, "after the limit")
 
 
-def test_stop_ends_a_runaway_loop_and_the_next_run_works(page):
+def _stop_a_runaway_loop(page):
+    """Warm the runtime, start `while True: pass`, press Stop and wait until the cell is idle."""
     _edit_and_run(page, 'print("warm")\n')
     _wait_output(page, "warm")
     _wait_idle(page)
@@ -132,6 +133,10 @@ def test_stop_ends_a_runaway_loop_and_the_next_run_works(page):
     page.locator(f"{CELL}[data-state='running']").wait_for()
     page.locator(f"{CELL} [data-action='stop']").click()
     _wait_idle(page)
+
+
+def test_stop_ends_a_runaway_loop_and_the_next_run_works(page):
+    _stop_a_runaway_loop(page)
     assert page.locator(f"{CELL} [data-output] .rl-error").count() == 1
     _edit_and_run(page, 'print("alive")\n')
     _wait_output(page, "alive")
@@ -143,14 +148,8 @@ def test_stop_interrupts_in_place_when_cross_origin_isolated(chromium, built_sit
         page = context.new_page()
         page.goto(f"{url}/ppo/")
         assert page.evaluate("crossOriginIsolated")
-        _edit_and_run(page, 'print("warm")\n')
-        _wait_output(page, "warm")
-        _wait_idle(page)
-        _edit_and_run(page, "while True:\n    pass\n")
-        page.locator(f"{CELL}[data-state='running']").wait_for()
-        page.locator(f"{CELL} [data-action='stop']").click()
         # KeyboardInterrupt inside Python, reported in the page's language, runtime kept
-        _wait_idle(page)
+        _stop_a_runaway_loop(page)
         out = page.locator(f"{CELL} [data-output]").text_content()
         assert "已停止。" in out and "重启" not in out, out
         _edit_and_run(page, 'print("same runtime")\n')

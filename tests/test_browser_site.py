@@ -7,7 +7,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-PAGES = ["", "ppo/", "s21/", "s21/demo/", "glossary/"]
+PAGES = ["", "ppo/", "grpo/", "s21/", "s21/demo/", "glossary/"]
 
 
 @pytest.fixture

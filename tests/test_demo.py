@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import subprocess
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rl_ops_numpy import group_advantages
 from rl_ops_numpy.demo import BROWSER_CONFIG, DemoConfig, run
 from rl_ops_numpy.demo.__main__ import main
 from rl_ops_numpy.demo.model import EOS, FIRST_LETTER, PAD, Batch, TinyLM, ValueHead, decode
@@ -26,16 +28,21 @@ from rl_ops_numpy.demo.reward import (
     short_penalty,
 )
 from rl_ops_numpy.demo.train import (
+    _Logger,
     dpo_loss_and_grads,
+    grpo_loss_and_grads,
     policy_loss_and_grads,
     sft_loss_and_grads,
+    train_grpo,
+    train_sft,
     value_loss_and_grads,
 )
+from rl_ops_numpy.grpo import LOSS_AGG_MODES
 
 ROOT = Path(__file__).resolve().parent.parent
 # a run small enough to repeat: every phase, a few logging steps each
-TINY = DemoConfig.browser(sft_steps=10, ppo_steps=10, dpo_steps=10)
-TINY_FLAGS = ["--browser", "--sft-steps", "10", "--ppo-steps", "10", "--dpo-steps", "10"]
+TINY = DemoConfig.browser(sft_steps=10, ppo_steps=10, dpo_steps=10, grpo_steps=10)
+TINY_FLAGS = ["--browser", *[f"--{p}-steps=10" for p in ("sft", "ppo", "dpo", "grpo")]]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,14 +219,41 @@ def test_dpo_gradient():
     _assert_grads_match(grads, numeric)
 
 
+def test_grpo_gradient_with_clipping_kl_and_every_aggregation():
+    rng = np.random.default_rng(7)
+    model, old, ref = _random_model(7), _random_model(8), _random_model(9)
+    batch = model.sample(np.repeat(rng.integers(FIRST_LETTER, 30, 3), 4), rng)
+    old_lp, _ = old.token_logprobs(batch)
+    ref_lp, _ = ref.token_logprobs(batch)
+    new_lp, _ = model.token_logprobs(batch)
+    adv = group_advantages(rng.normal(size=12), 4)  # [N], one per word
+    # both branches of the max are exercised: some tokens clipped, some not
+    ratio = np.exp(new_lp - old_lp)[batch.mask == 1]
+    assert (np.abs(ratio - 1) > 0.2).any() and (np.abs(ratio - 1) < 0.2).any()
+    for mode in LOSS_AGG_MODES:
+        cfg = DemoConfig(max_len=4, temperature=1.0, grpo_beta=0.3, grpo_loss_agg_mode=mode)
+        _, grads = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)
+        numeric = _numeric_grad(
+            lambda cfg=cfg: grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)[0],
+            model.params,
+        )
+        _assert_grads_match(grads, numeric)
+
+
 # ---------------------------------------------------------------------------------------------
 # What training shows, on the CLI default and on the browser configuration (fixed seed)
 # ---------------------------------------------------------------------------------------------
 
 
+@functools.cache
+def _run(name: str) -> dict:
+    """The run of the CLI default ("default") or of the browser's configuration, once."""
+    return run(DemoConfig() if name == "default" else BROWSER_CONFIG)
+
+
 @pytest.fixture(scope="module", params=["default", "browser"])
 def trained(request) -> dict:
-    return run(DemoConfig() if request.param == "default" else BROWSER_CONFIG)
+    return _run(request.param)
 
 
 def _fifths(values: list[float]) -> tuple[float, float]:
@@ -251,6 +285,43 @@ def test_ppo_entropy_falls(trained):
     assert last < first - 0.1
 
 
+def test_grpo_raises_the_reward_model_score_without_a_critic(trained):
+    first, last = _fifths(trained["grpo"]["rm_score"])
+    # the same bar as PPO's; seed 0 measures 1.3 → 2.6 (default) and 1.2 → 2.4 (browser)
+    assert last - first > 0.5
+    assert trained["eval"]["grpo"]["rm_score"] > trained["eval"]["sft"]["rm_score"] + 1.0
+
+
+def test_grpo_moves_away_from_the_reference_and_loses_entropy(trained):
+    kl, kl_k3 = trained["grpo"]["kl"], trained["grpo"]["kl_k3"]
+    assert np.isfinite(kl).all() and min(kl_k3) >= 0
+    kl_first, kl_last = _fifths(kl)
+    h_first, h_last = _fifths(trained["grpo"]["entropy"])
+    assert kl_last > kl_first and h_last < h_first - 0.1
+    # groups whose words all score the same carry no signal; the share is a probability
+    assert all(0.0 <= x <= 1.0 for x in trained["grpo"]["flat_groups"])
+
+
+def test_what_the_demo_page_says_of_grpo_next_to_ppo_holds_for_the_sample_run():
+    # docs/s21/demo.*.md, "GRPO next to PPO", of the default run the site shows (seed 0)
+    result = _run("default")
+    ppo, grpo = result["ppo"], result["grpo"]
+    # "ends within 0.1 of it"
+    assert abs(_fifths(grpo["rm_score"])[1] - _fifths(ppo["rm_score"])[1]) < 0.1
+    assert abs(result["eval"]["grpo"]["rm_score"] - result["eval"]["ppo"]["rm_score"]) < 0.1
+    # "further from the reference and with less entropy"
+    assert _fifths(grpo["kl"])[1] > _fifths(ppo["kl"])[1]
+    assert _fifths(grpo["entropy"])[1] < _fifths(ppo["entropy"])[1]
+    # "With β = 0.01 … entropy below 0.3 nats … more than a third of the groups … same score"
+    cfg = DemoConfig(grpo_beta=0.01)
+    seq_sft, *_, seq_grpo = np.random.SeedSequence(cfg.seed).spawn(6)
+    sft = train_sft(cfg, np.random.default_rng(seq_sft), _Logger("sft", 1, 1, {}, None))
+    low: dict = {}
+    train_grpo(cfg, sft, np.random.default_rng(seq_grpo), _Logger("grpo", 200, 5, low, None))
+    assert _fifths(low["entropy"])[1] < 0.3
+    assert _fifths(low["flat_groups"])[1] > 1 / 3
+
+
 def test_dpo_widens_the_margin_and_lowers_the_loss(trained):
     m_first, m_last = _fifths(trained["dpo"]["margin"])
     l_first, l_last = _fifths(trained["dpo"]["loss"])
@@ -276,8 +347,8 @@ def test_on_log_streams_every_logged_point():
     calls = []
     result = run(TINY.to_dict(), on_log=lambda *args: calls.append(args))
     phases = [c[0] for c in calls]
-    assert phases == sorted(phases, key=["sft", "ppo", "dpo"].index)
-    for phase in ("sft", "ppo", "dpo"):
+    assert phases == sorted(phases, key=["sft", "ppo", "dpo", "grpo"].index)
+    for phase in ("sft", "ppo", "dpo", "grpo"):
         mine = [c for c in calls if c[0] == phase]
         assert [c[1] for c in mine] == result[phase]["step"]
         assert mine[-1][1] == mine[-1][2] == 10
@@ -304,7 +375,12 @@ def test_cli_json_has_the_documented_structure(tmp_path, capsys):
     assert "rm_score" in out and "margin" in out  # tables on stdout
     data = json.loads(path.read_text())
     n = 2  # 10 steps, logged every 5
-    for phase, keys in {"ppo": ["rm_score", "kl", "entropy"], "dpo": ["margin", "loss"]}.items():
+    documented = {
+        "ppo": ["rm_score", "kl", "entropy"],
+        "dpo": ["margin", "loss"],
+        "grpo": ["rm_score", "kl", "entropy"],
+    }
+    for phase, keys in documented.items():
         for key in keys:
             values = data[phase][key]
             assert len(values) == n and all(isinstance(v, float) for v in values)

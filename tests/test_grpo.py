@@ -1,7 +1,10 @@
-"""rl_ops_numpy.grpo against plain PyTorch implementations, plus the properties GRPO relies on."""
+"""rl_ops_numpy.grpo against the GRPO lessons' PyTorch answers (and plain PyTorch formulas for
+what has no exercise), plus the properties GRPO relies on."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import warnings
 
@@ -24,6 +27,7 @@ from rl_ops_numpy.grpo import (
 from rl_ops_numpy.ppo import policy_surrogate_loss
 
 from .cases import LAYOUTS, Case, cases, mask, tolerance
+from .conftest import ROOT, lesson_function
 
 CASES = list(cases())
 T_ = torch.from_numpy
@@ -35,21 +39,14 @@ def tol(dtype: type) -> dict[str, float]:
     return tolerance(dtype) if dtype == np.float64 else {"rtol": 1e-5, "atol": 1e-6}
 
 
-# ---- the PyTorch versions: the straightforward formulas, as a lesson would write them ----------
+# ---- the PyTorch versions: the lessons' answers (docs/grpo/*.py), and straightforward formulas
+# for what has no exercise
 
+group_advantages_torch = lesson_function("grpo/group_advantages")
+rloo_torch = lesson_function("grpo/rloo_advantages")
+aggregate_torch = lesson_function("grpo/aggregate_loss")
+reward_model_loss_torch = lesson_function("grpo/reward_model_loss")
 
-def torch_group_advantages(scores, group_size, scale_by_std=True, eps=1e-6):
-    grouped = scores.view(-1, group_size)
-    adv = grouped - grouped.mean(dim=1, keepdim=True)
-    if scale_by_std:
-        adv = adv / (grouped.std(dim=1, keepdim=True) + eps)  # torch.std is unbiased
-    return adv.flatten()
-
-
-def torch_rloo(scores, group_size):
-    grouped = scores.view(-1, group_size)
-    baseline = (grouped.sum(dim=1, keepdim=True) - grouped) / (group_size - 1)
-    return (grouped - baseline).flatten()
 
 
 def torch_masked_whiten(values, mask, shift_mean=True):
@@ -76,22 +73,6 @@ def torch_reinforce_pp(rewards, mask, gamma):
     return torch_masked_whiten(returns, mask), returns
 
 
-def torch_aggregate(loss, mask, mode, horizon=None):
-    if mode == "token-mean":
-        return (loss * mask).sum() / mask.sum().clamp(min=1)
-    tokens = mask.sum(dim=1)
-    row_sums = (loss * mask).sum(dim=1)
-    keep = tokens > 0
-    if not keep.any():
-        return torch.zeros(())
-    if mode == "seq-mean-token-mean":
-        return (row_sums[keep] / tokens[keep]).mean()
-    seq_mean = row_sums[keep].mean()
-    if mode == "seq-mean-token-sum":
-        return seq_mean
-    return seq_mean / (loss.shape[1] if horizon is None else horizon)
-
-
 def torch_grpo_loss(new, old, adv, mask, ref=None, clip_low=0.2, clip_high=0.2, beta=0.0,
                     mode="token-mean"):
     if adv.dim() == 1:
@@ -101,11 +82,7 @@ def torch_grpo_loss(new, old, adv, mask, ref=None, clip_low=0.2, clip_high=0.2, 
     per_token = -torch.min(coef_1 * adv, coef_2 * adv)
     if ref is not None and beta != 0:
         per_token = per_token + beta * (torch.exp(ref - new) - (ref - new) - 1)
-    return torch_aggregate(per_token, mask, mode)
-
-
-def torch_reward_model_loss(chosen, rejected, margin=0.0):
-    return -F.logsigmoid(chosen - rejected - margin).mean()
+    return aggregate_torch(per_token, mask, mode)
 
 
 # ---- transcriptions of the libraries, for the documented agreements and differences ----------
@@ -172,7 +149,7 @@ def test_group_advantages_match_torch(case: Case):
     for scale_by_std in (True, False):
         for eps in (1e-6, 1e-4):
             ours = group_advantages(scores, G, scale_by_std=scale_by_std, eps=eps)
-            ref = torch_group_advantages(T_(scores), G, scale_by_std, eps).numpy()
+            ref = group_advantages_torch(T_(scores), G, scale_by_std, eps).numpy()
             assert ours.dtype == case.dtype and ours.shape == scores.shape
             np.testing.assert_allclose(ours, ref, **tol(case.dtype))
 
@@ -182,7 +159,7 @@ def test_rloo_advantages_match_torch(case: Case):
     scores, G = _grouped_scores(case)
     ours = rloo_advantages(scores, G)
     assert ours.dtype == case.dtype and ours.shape == scores.shape
-    np.testing.assert_allclose(ours, torch_rloo(T_(scores), G).numpy(), **tol(case.dtype))
+    np.testing.assert_allclose(ours, rloo_torch(T_(scores), G).numpy(), **tol(case.dtype))
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -202,10 +179,10 @@ def test_aggregate_loss_matches_torch(case: Case):
     for mode in LOSS_AGG_MODES:
         ours = aggregate_loss(loss, m, mode)
         assert isinstance(ours, float)
-        ref = torch_aggregate(T_(loss), T_(m), mode).item()
+        ref = aggregate_torch(T_(loss), T_(m), mode).item()
         np.testing.assert_allclose(ours, ref, **tol(case.dtype), err_msg=mode)
     ours = aggregate_loss(loss, m, "seq-mean-token-sum-norm", horizon=64)
-    ref = torch_aggregate(T_(loss), T_(m), "seq-mean-token-sum-norm", horizon=64).item()
+    ref = aggregate_torch(T_(loss), T_(m), "seq-mean-token-sum-norm", horizon=64).item()
     np.testing.assert_allclose(ours, ref, **tol(case.dtype))
 
 
@@ -235,13 +212,13 @@ def test_reward_model_loss_matches_torch(case: Case):
     n = case.B * case.T
     chosen, rejected, margin = rng.normal(0, 3, (3, n)).astype(case.dtype)
     ours = reward_model_loss(chosen, rejected)
-    ref = torch_reward_model_loss(T_(chosen), T_(rejected)).item()
+    ref = reward_model_loss_torch(T_(chosen), T_(rejected)).item()
     np.testing.assert_allclose(ours, ref, **tol(case.dtype))
     ours = reward_model_loss(chosen, rejected, margin)
-    ref = torch_reward_model_loss(T_(chosen), T_(rejected), T_(margin)).item()
+    ref = reward_model_loss_torch(T_(chosen), T_(rejected), T_(margin)).item()
     np.testing.assert_allclose(ours, ref, **tol(case.dtype))
     ours = reward_model_loss(chosen, rejected, 0.5)
-    ref = torch_reward_model_loss(T_(chosen), T_(rejected), 0.5).item()
+    ref = reward_model_loss_torch(T_(chosen), T_(rejected), 0.5).item()
     np.testing.assert_allclose(ours, ref, **tol(case.dtype))
 
 
@@ -266,8 +243,11 @@ def test_the_naive_formula_is_far_from_zero_on_an_equal_float32_group():
     # why the reference zeroes equal groups explicitly: the mean of seven float32 1000.1 is one
     # ulp off, so (s − mean) / (std + ε) divides rounding noise by noise
     s = torch.full((7,), 1000.1, dtype=torch.float32)
-    naive = torch_group_advantages(s, 7)
+    naive = (s - s.mean()) / (s.std() + 1e-6)  # the formula without the lesson's mask
     assert torch.all(naive.abs() > 0.5)
+    # what the GRPO page says of it: std near 7e-5 instead of 0, advantages near −0.9
+    assert 1e-5 < s.std().item() < 1e-4
+    assert torch.all((naive + 0.9).abs() < 0.1)
     assert np.all(group_advantages(s.numpy(), 7) == 0)
 
 
@@ -685,3 +665,15 @@ def test_float32_stays_float32_and_losses_are_python_floats():
 
 def test_every_layout_is_exercised():
     assert {case.layout for case in CASES} == set(LAYOUTS)
+
+
+def test_the_reinforce_pp_worked_example_on_the_page_agrees_with_the_reference():
+    # docs/grpo/reinforce_pp.py is shown on the GRPO page with its output; run it with torch
+    namespace: dict = {"__name__": "example"}
+    path = ROOT / "docs" / "grpo" / "reinforce_pp.py"
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)
+    rewards, mask = namespace["rewards"].numpy(), namespace["mask"].numpy()
+    advantages, returns = reinforce_pp_advantages(rewards, mask, namespace["gamma"])
+    np.testing.assert_allclose(namespace["returns"].numpy(), returns, rtol=1e-6)
+    np.testing.assert_allclose(namespace["advantages"].numpy(), advantages, rtol=1e-5, atol=1e-6)

@@ -53,11 +53,12 @@ ANSWER = "(new_logprobs - old_logprobs).masked_fill(mask == 0, 0.0).exp()"
 
 
 def copy_site(dest: Path) -> Path:
-    """The site's sources in ``dest``: pages and config copied, JS and npm packages linked."""
+    """The site's sources in ``dest``: pages and config copied; JS, npm packages and the
+    references linked."""
     shutil.copytree(ROOT / "docs", dest / "docs")
     shutil.copytree(ROOT / "overrides", dest / "overrides")
     shutil.copy(ROOT / "mkdocs.yml", dest / "mkdocs.yml")
-    for name in ("js", "node_modules"):
+    for name in ("js", "node_modules", "rl_ops_numpy"):  # pages show the demo's code too
         (dest / name).symlink_to(ROOT / name)
     if (ROOT / ".cache" / "demo").is_dir():  # the demo's sample run, if already computed
         shutil.copytree(ROOT / ".cache" / "demo", dest / ".cache" / "demo")

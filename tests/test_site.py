@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import DOCS, LESSONS, ROOT
+from .conftest import CHAPTERS, DOCS, LESSONS, ROOT
 from .golden import golden_path
 
 PAGES = sorted(p.relative_to(DOCS) for p in DOCS.rglob("*.zh.md"))
@@ -178,13 +178,13 @@ def test_katex_and_fonts_are_served_by_the_site(built_site):
 def test_every_lesson_cell_is_on_a_page(built_site):
     html = "".join(
         (built_site["dir"] / folder / "index.html").read_text(encoding="utf-8")
-        for folder in ("ppo", "s21")
+        for folder in CHAPTERS
     )
     for exercise_id in LESSONS:
         assert f'data-runner="{exercise_id}"' in html
 
 
-@pytest.mark.parametrize("folder", ["ppo", "s21"])
+@pytest.mark.parametrize("folder", CHAPTERS)
 def test_downloads_resolve_and_the_solution_passes(folder, built_site, tmp_path):
     site = built_site["dir"]
     for lang_prefix in ("", "en/"):
@@ -211,7 +211,7 @@ def test_downloads_resolve_and_the_solution_passes(folder, built_site, tmp_path)
     assert sorted(run.stdout.splitlines()) == sorted(expected.splitlines())
 
 
-@pytest.mark.parametrize("folder", ["ppo", "s21"])
+@pytest.mark.parametrize("folder", CHAPTERS)
 def test_each_exercise_of_the_download_runs_on_its_own(folder, built_site, tmp_path):
     site = built_site["dir"]
     lessons = [lesson for lesson in LESSONS.values() if lesson.path.parent.name == folder]
@@ -287,7 +287,7 @@ def test_the_site_publishes_no_build_code(built_site):
     python = sorted(p for p in published if p.endswith(".py"))
     # the downloads (one per chapter, which both languages link to), and nothing else
     assert python == sorted(
-        f"{folder}/{name}" for folder in ("ppo", "s21") for name in ("exercise.py", "solution.py")
+        f"{folder}/{name}" for folder in CHAPTERS for name in ("exercise.py", "solution.py")
     )
 
 

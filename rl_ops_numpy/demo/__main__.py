@@ -1,6 +1,6 @@
 """Command line: ``python -m rl_ops_numpy.demo [--seed N] [--json PATH] [--plot PATH] …``.
 
-Runs SFT, PPO and DPO on the toy model, shows a progress bar on stderr, prints a table of the
+Runs SFT, PPO, DPO and GRPO on the toy model, shows a progress bar on stderr, prints a table of the
 logged metrics of each phase and a summary on stdout, and optionally writes them as JSON and as a
 PNG of the four curves.
 """
@@ -32,11 +32,13 @@ _COLUMNS = {
         "length",
     ],
     "dpo": ["loss", "margin", "accuracy", "rm_score"],
+    "grpo": ["rm_score", "kl", "kl_k3", "entropy", "policy_loss", "flat_groups", "length"],
 }
 _TITLES = {
     "sft": "SFT: cross-entropy on the babble corpus",
     "ppo": "PPO: actor + critic against the rule-based RM, KL to the SFT reference",
     "dpo": "DPO: best-vs-worst-of-4 pairs from the SFT model",
+    "grpo": "GRPO: 4 words per prompt, group-relative advantages, k3 in the loss, no critic",
 }
 
 
@@ -54,25 +56,28 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m rl_ops_numpy.demo",
         description=(
             "Toy RLHF in pure NumPy. A tiny next-token model (bigram + position table) is first "
-            "fine-tuned on babble words (SFT), then trained two ways from that SFT model: PPO "
+            "fine-tuned on babble words (SFT), then trained three ways from that SFT model: PPO "
             "against a rule-based reward model (length near 15, distinct letters, vowel/consonant "
             "alternation, penalties for very short words and repeated letters) with the SFT model "
-            "as the KL reference, and DPO on best-vs-worst-of-4 pairs. A progress bar goes to "
+            "as the KL reference, DPO on best-vs-worst-of-4 pairs, and GRPO (groups of 4 words "
+            "per prompt, no critic) against the same reward model. A progress bar goes to "
             "stderr; a table of every logged metric and a summary go to stdout."
         ),
         epilog=(
             'JSON layout: {"config": {...}, "sft": {"step": [...], "loss": [...]}, '
             '"ppo": {"step", "rm_score", "kl", "kl_k3", "entropy", "policy_loss", '
             '"value_loss", "clipfrac", "length"}, "dpo": {"step", "loss", "margin", '
-            '"accuracy", "rm_score"}, "eval": {"sft"|"ppo"|"dpo": {"rm_score", '
-            '"length", "examples"}}}; each metric is a list, one value per logging step (the '
-            "mean over the steps since the previous one). The same seed and flags give an "
-            "identical file."
+            '"accuracy", "rm_score"}, "grpo": {"step", "rm_score", "kl", "kl_k3", "entropy", '
+            '"policy_loss", "flat_groups", "length"}, "eval": {"sft"|"ppo"|"dpo"|"grpo": '
+            '{"rm_score", "length", "examples"}}}; each metric is a list, one value per logging '
+            "step (the mean over the steps since the previous one). The same seed and flags give "
+            "an identical file."
         ),
     )
     b = DemoConfig.browser()
     p.add_argument("--seed", type=int, default=d.seed, help="random seed (default %(default)s)")
-    for phase, what in (("sft", "SFT steps"), ("ppo", "PPO iterations"), ("dpo", "DPO steps")):
+    for phase, what in (("sft", "SFT steps"), ("ppo", "PPO iterations"), ("dpo", "DPO steps"),
+                        ("grpo", "GRPO iterations")):
         p.add_argument(
             f"--{phase}-steps",
             type=_count,
@@ -97,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--plot",
         metavar="PATH",
-        help="write a PNG of RM score, KL, entropy and DPO margin to PATH "
+        help="write a PNG of RM score, KL, entropy (PPO and GRPO) and DPO margin to PATH "
         "(needs matplotlib: pip install 'rl_ops_numpy[demo]')",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -146,6 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sft_steps=args.sft_steps,
         ppo_steps=args.ppo_steps,
         dpo_steps=args.dpo_steps,
+        grpo_steps=args.grpo_steps,
         log_every=args.log_every,
     )
     progress = None if args.no_progress else _Progress(sys.stderr)
@@ -158,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = run(cfg, on_log)
     elapsed = time.perf_counter() - start
 
-    for phase in ("sft", "ppo", "dpo"):
+    for phase in ("sft", "ppo", "dpo", "grpo"):
         print(f"\n{_TITLES[phase]}")
         print(format_table(result[phase], _COLUMNS[phase]))
     _print_summary(result)

@@ -38,18 +38,21 @@ def require_matplotlib() -> Any:
 
 
 def save_plot(result: dict[str, Any], path: str | Path) -> Path:
-    """Draw RM score, KL and entropy (PPO) and the margin (DPO) against step; save as PNG."""
+    """Draw RM score, KL and entropy (PPO and GRPO) and the margin (DPO) against step; save."""
     plt = require_matplotlib()
-    ppo, dpo = result["ppo"], result["dpo"]
     panels = [
-        (ppo, "rm_score", "PPO: reward-model score", "mean RM score"),
-        (ppo, "kl", "PPO: KL(π ‖ π_ref) per word", "nats (k1, summed over tokens)"),
-        (ppo, "entropy", "PPO: policy entropy per token", "nats"),
-        (dpo, "margin", "DPO: preference margin", "β·(log-ratio_w − log-ratio_l)"),
+        (("ppo", "grpo"), "rm_score", "Reward-model score", "mean RM score"),
+        (("ppo", "grpo"), "kl", "KL(π ‖ π_ref) per word", "nats (k1, summed over tokens)"),
+        (("ppo", "grpo"), "entropy", "Policy entropy per token", "nats"),
+        (("dpo",), "margin", "DPO: preference margin", "β·(log-ratio_w − log-ratio_l)"),
     ]
     fig, axes = plt.subplots(2, 2, figsize=(10, 7), constrained_layout=True)
-    for ax, (log, key, title, ylabel) in zip(axes.flat, panels, strict=True):
-        ax.plot(log["step"], log[key], marker=".", linewidth=1.5)
+    for ax, (phases, key, title, ylabel) in zip(axes.flat, panels, strict=True):
+        for phase in phases:
+            log = result[phase]
+            ax.plot(log["step"], log[key], marker=".", linewidth=1.5, label=phase.upper())
+        if len(phases) > 1:
+            ax.legend()
         ax.set_title(title)
         ax.set_xlabel("step")
         ax.set_ylabel(ylabel)

@@ -1,4 +1,4 @@
-r"""The three phases of the toy RLHF run: SFT, PPO, DPO, and :func:`run`, which chains them.
+r"""The four phases of the toy RLHF run: SFT, PPO, DPO, GRPO, and :func:`run`, which chains them.
 
 1. **SFT**: fit :class:`~.model.TinyLM` to a small generated corpus of short babble words by
    cross-entropy. The result is both the PPO actor's starting point and the frozen reference.
@@ -10,6 +10,11 @@ r"""The three phases of the toy RLHF run: SFT, PPO, DPO, and :func:`run`, which 
    the clipped value loss (``value_clipped_loss``).
 3. **DPO**, again from the SFT model: sample 4 words per prompt from it, keep the best as
    $y_w$ and the worst as $y_l$ by RM score, and minimise ``dpo_loss`` on those pairs.
+4. **GRPO**, again from the SFT model, with no critic: each step samples a group of
+   ``grpo_group`` words for each of ``grpo_prompts`` prompts, scores them with the same reward
+   model, takes each word's advantage against its group (``group_advantages``) and runs the same
+   epochs of minibatch updates as PPO on ``grpo_policy_loss`` (clipped surrogate + β·k3 to the
+   reference, in the loss rather than the reward).
 
 The operators of :mod:`rl_ops_numpy` give every reported loss, the token rewards, the advantages
 and the KL. They return values, not gradients, so the gradients are written by hand below
@@ -33,6 +38,8 @@ import numpy as np
 from .. import (
     compute_gae,
     dpo_loss,
+    group_advantages,
+    grpo_policy_loss,
     importance_ratio,
     kl_estimators,
     policy_surrogate_loss,
@@ -47,6 +54,8 @@ __all__ = [
     "DemoConfig",
     "dpo_grad",
     "dpo_loss_and_grads",
+    "grpo_grad",
+    "grpo_loss_and_grads",
     "make_corpus",
     "policy_loss_and_grads",
     "run",
@@ -94,6 +103,15 @@ class DemoConfig:
     dpo_batch: int = 64
     dpo_lr: float = 0.02
     dpo_beta: float = 0.1
+    # GRPO: grpo_prompts × grpo_group words per step (as many as PPO's batch), no critic
+    grpo_steps: int = 200
+    grpo_prompts: int = 16
+    grpo_group: int = 4  # G, words per prompt
+    grpo_lr: float = 0.02
+    # β of k3 in the loss: TRL's default until 2025. At PPO's 0.01 the words collapse to one
+    # suffix (entropy 0.2 nats, KL 45 per word); at 0.04 GRPO's score matches PPO's.
+    grpo_beta: float = 0.04
+    grpo_loss_agg_mode: str = "token-mean"
     # evaluation
     eval_words: int = 256  # words sampled to score each final model
     show_words: int = 8  # example words kept in the result
@@ -114,6 +132,8 @@ class DemoConfig:
             "dpo_prompts": 192,
             "dpo_steps": 100,
             "dpo_batch": 32,
+            "grpo_steps": 100,
+            "grpo_prompts": 12,
             "eval_words": 128,
         }
         return cls(**{**small, **overrides})
@@ -252,6 +272,71 @@ def dpo_grad(log_p_w, log_p_l, ref_log_p_w, ref_log_p_l, beta: float = 0.1):
     s = np.exp(-np.logaddexp(0.0, z))
     P = z.size  # pairs
     return -beta * s / P, beta * s / P
+
+
+def _aggregation_weights(mask: np.ndarray, mode: str) -> np.ndarray:
+    r"""``[B, T]``: $w_{bt} = \partial\,\text{aggregate\_loss}(\ell, m, \text{mode}) /
+    \partial \ell_{bt}$.
+
+    Every mode is linear in $\ell$: token-mean weighs each token $1/\sum m$; the sequence means
+    weigh row $b$'s tokens $1/(|\mathcal B|\,n_b)$, $1/|\mathcal B|$ or $1/(|\mathcal B|\,T)$,
+    with $\mathcal B$ the rows that have a token.
+    """
+    tokens = mask.sum(axis=1, keepdims=True)  # [B, 1] n_b
+    rows = max(1.0, float(np.count_nonzero(tokens)))  # |𝓑|
+    if mode == "token-mean":
+        return mask / max(1.0, float(mask.sum()))
+    if mode == "seq-mean-token-mean":
+        return mask / np.maximum(tokens, 1.0) / rows
+    if mode == "seq-mean-token-sum":
+        return mask / rows
+    if mode == "seq-mean-token-sum-norm":
+        return mask / (rows * mask.shape[1])
+    raise ValueError(f"unknown loss_agg_mode {mode!r}")
+
+
+def grpo_grad(
+    new_lp, old_lp, adv, mask, ref_lp, clip_range: float = 0.2, beta: float = 0.0,
+    mode: str = "token-mean",
+) -> np.ndarray:
+    r"""$\partial L / \partial \log\pi_\theta(a_t)$ for :func:`grpo_policy_loss` (``adv`` ``[B]``).
+
+    Per token $\ell = \max(-\hat A\rho, -\hat A\operatorname{clip}(\rho, 1\pm\epsilon)) +
+    \beta k_3$ with $k_3 = e^d - d - 1$, $d = \log\pi_{\text{ref}} - \log\pi_\theta$, so
+    $\partial k_3/\partial\log\pi_\theta = 1 - e^d$; the surrogate's part is
+    :func:`surrogate_grad`'s; $w$ the weight of each token in the aggregation:
+
+    $$\frac{\partial L}{\partial\log\pi_\theta(a_t)} = w_t\big(-\hat A\rho_t\,
+      [\text{not clipped}] + \beta\,(1 - e^{d_t})\big)$$
+    """
+    a = adv[:, None]  # [B, 1]: the word's advantage on each of its tokens
+    # ρ = exp(log π_θ − log π_old)
+    ratio = np.exp(new_lp - old_lp)
+    clipped = ((a > 0) & (ratio > 1 + clip_range)) | ((a < 0) & (ratio < 1 - clip_range))
+    g = np.where(clipped, 0.0, -a * ratio)
+    if beta > 0:
+        # ∂k3/∂log π_θ = 1 − e^d,  d = log π_ref − log π_θ
+        g = g - beta * np.expm1(ref_lp - new_lp)
+    return g * _aggregation_weights(mask, mode)
+
+
+def grpo_loss_and_grads(
+    model: TinyLM,
+    batch: Batch,
+    old_lp: np.ndarray,
+    adv: np.ndarray,
+    ref_lp: np.ndarray,
+    cfg: DemoConfig,
+) -> tuple[float, dict[str, np.ndarray]]:
+    """:func:`grpo_policy_loss` (by the operator) and its parameter gradients."""
+    new_lp, logp = model.token_logprobs(batch, cfg.temperature)  # [B, T], [B, T, V]
+    args = (new_lp, old_lp, adv, batch.mask, ref_lp)
+    loss = grpo_policy_loss(
+        *args, clip_low=cfg.clip_range, clip_high=cfg.clip_range, beta=cfg.grpo_beta,
+        loss_agg_mode=cfg.grpo_loss_agg_mode,
+    )
+    g = grpo_grad(*args, cfg.clip_range, cfg.grpo_beta, cfg.grpo_loss_agg_mode)
+    return loss, model.backward(batch, logp, g, cfg.temperature)
 
 
 def policy_loss_and_grads(
@@ -499,6 +584,61 @@ def train_dpo(
     return policy
 
 
+# --8<-- [start:grpo_step]
+def grpo_step(
+    cfg: DemoConfig, actor: TinyLM, ref: TinyLM, opt: Adam, rng: np.random.Generator
+) -> dict[str, float]:
+    """One GRPO iteration: sample a group per prompt, score, group advantages, then the same
+    ``ppo_epochs × ppo_minibatches`` updates as PPO, with no critic; its metrics."""
+    tau, G = cfg.temperature, cfg.grpo_group
+    # --- sample: G words for each prompt, side by side ---
+    prompts = np.repeat(_random_prompts(rng, cfg.grpo_prompts), G)  # [N], N = prompts × G
+    batch = actor.sample(prompts, rng, tau)
+    m = batch.mask  # [N, T]
+    # --- score: the same reward model as PPO, one number per word ---
+    rm_score = score_batch(batch.words())  # [N]
+    # --- advantages: each word against the other words of its group ---
+    adv = group_advantages(rm_score, G)  # [N]
+    old_lp, logp = actor.token_logprobs(batch, tau)  # [N, T], [N, T, V]
+    ref_lp, _ = ref.token_logprobs(batch, tau)  # [N, T]
+    k1, _, k3 = kl_estimators(ref_lp, old_lp)
+    entropy = _masked_mean(TinyLM.entropy(logp), m)
+    # --- learning: the clipped surrogate with β·k3 in the loss ---
+    N = len(prompts)  # words in the rollout
+    size = -(-N // cfg.ppo_minibatches)  # words per minibatch
+    losses = []
+    for _ in range(cfg.ppo_epochs):
+        order = rng.permutation(N)
+        for start in range(0, N, size):
+            idx = order[start : start + size]
+            loss, grads = grpo_loss_and_grads(
+                actor, batch.take(idx), old_lp[idx], adv[idx], ref_lp[idx], cfg
+            )
+            opt.step(grads)
+            losses.append(loss)
+    groups = rm_score.reshape(-1, G)
+    return {
+        "rm_score": float(rm_score.mean()),
+        "kl": float((k1 * m).sum(axis=1).mean()),
+        "kl_k3": float((k3 * m).sum(axis=1).mean()),
+        "entropy": entropy,
+        "policy_loss": float(np.mean(losses)),
+        # share of groups whose words all scored the same: no signal, advantage 0
+        "flat_groups": float(np.mean(groups.max(axis=1) == groups.min(axis=1))),
+        "length": float(m.sum(axis=1).mean()),
+    }
+# --8<-- [end:grpo_step]
+
+
+def train_grpo(cfg: DemoConfig, sft: TinyLM, rng: np.random.Generator, log: _Logger) -> TinyLM:
+    """GRPO from the SFT model, also the frozen reference; no critic."""
+    actor = sft.copy()
+    opt = Adam(actor.params, cfg.grpo_lr)
+    for step in range(1, cfg.grpo_steps + 1):
+        log.add(step, grpo_step(cfg, actor, sft, opt, rng))
+    return actor
+
+
 def _evaluate(model: TinyLM, cfg: DemoConfig, seed: np.random.SeedSequence) -> dict[str, Any]:
     """Mean RM score of ``eval_words`` fresh words, and a few examples with their scores."""
     rng = np.random.default_rng(seed)  # the same draws for every model, for a fair comparison
@@ -513,21 +653,22 @@ def _evaluate(model: TinyLM, cfg: DemoConfig, seed: np.random.SeedSequence) -> d
 
 
 def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | None = None) -> dict:
-    r"""Run SFT, then PPO and DPO (both from the SFT model), and return every logged metric.
+    r"""Run SFT, then PPO, DPO and GRPO (each from the SFT model); return every logged metric.
 
     Args:
         config: a :class:`DemoConfig`, a mapping of some of its fields (the rest default), or
             ``None`` for the defaults. Use :data:`BROWSER_CONFIG` in Pyodide.
         on_log: called as ``on_log(phase, step, total, metrics)`` at every logging step, with
-            ``phase`` in ``"sft"``, ``"ppo"``, ``"dpo"`` and ``metrics`` a dict of floats, the
-            means since the previous logging step.
+            ``phase`` in ``"sft"``, ``"ppo"``, ``"dpo"``, ``"grpo"`` and ``metrics`` a dict of
+            floats, the means since the previous logging step.
 
     Returns:
         ``{"config": {...}, "sft": {"step", "loss"}, "ppo": {"step", "rm_score", "kl", "kl_k3",
         "entropy", "policy_loss", "value_loss", "clipfrac", "length"}, "dpo": {"step", "loss",
-        "margin", "accuracy", "rm_score"}, "eval": {"sft"|"ppo"|"dpo": {"rm_score", "length",
-        "examples"}}}``; every metric a list with one float per logging step. JSON-ready, and
-        identical for identical configs.
+        "margin", "accuracy", "rm_score"}, "grpo": {"step", "rm_score", "kl", "kl_k3", "entropy",
+        "policy_loss", "flat_groups", "length"}, "eval": {"sft"|"ppo"|"dpo"|"grpo": {"rm_score",
+        "length", "examples"}}}``; every metric a list with one float per logging step.
+        JSON-ready, and identical for identical configs.
 
     The metrics: ``rm_score``, the mean RM score of the batch's words; ``kl``, the mean over
     words of $\sum_t k_1 = \sum_t(\log\pi - \log\pi_{\text{ref}})$, and ``kl_k3`` the same with
@@ -535,7 +676,8 @@ def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | No
     the share of tokens with $|\rho - 1| > \epsilon$; ``length``, tokens per response (letters +
     EOS); ``margin``, the mean of $\beta[(\log\pi - \log\pi_{\text{ref}})(y_w) - (\log\pi -
     \log\pi_{\text{ref}})(y_l)]$; ``accuracy``, the share of pairs with a positive margin;
-    DPO's ``rm_score`` is that of fresh words from the DPO policy (not a training signal).
+    DPO's ``rm_score`` is that of fresh words from the DPO policy (not a training signal);
+    ``flat_groups``, the share of GRPO's groups whose words all scored the same.
 
     From Pyodide, ``on_log`` may be a JavaScript function: it receives ``metrics`` as a
     ``PyProxy`` (``metrics.toJs({dict_converter: Object.fromEntries})`` makes it an object).
@@ -546,8 +688,9 @@ def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | No
         cfg = config
     else:
         cfg = DemoConfig.from_dict(config)
-    seq_sft, seq_ppo, seq_dpo, seq_eval, seq_dpo_eval = np.random.SeedSequence(cfg.seed).spawn(5)
-    result: dict[str, Any] = {"config": cfg.to_dict(), "sft": {}, "ppo": {}, "dpo": {}}
+    seeds = np.random.SeedSequence(cfg.seed).spawn(6)
+    seq_sft, seq_ppo, seq_dpo, seq_eval, seq_dpo_eval, seq_grpo = seeds
+    result: dict[str, Any] = {"config": cfg.to_dict(), "sft": {}, "ppo": {}, "dpo": {}, "grpo": {}}
     every = cfg.log_every
 
     sft = train_sft(
@@ -568,10 +711,14 @@ def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | No
         _Logger("dpo", cfg.dpo_steps, every, result["dpo"], on_log),
         np.random.default_rng(seq_dpo_eval),
     )
-    result["eval"] = {
-        name: _evaluate(model, cfg, seq_eval)
-        for name, model in (("sft", sft), ("ppo", actor), ("dpo", dpo_policy))
-    }
+    grpo_policy = train_grpo(
+        cfg,
+        sft,
+        np.random.default_rng(seq_grpo),
+        _Logger("grpo", cfg.grpo_steps, every, result["grpo"], on_log),
+    )
+    models = {"sft": sft, "ppo": actor, "dpo": dpo_policy, "grpo": grpo_policy}
+    result["eval"] = {name: _evaluate(model, cfg, seq_eval) for name, model in models.items()}
     return result
 
 

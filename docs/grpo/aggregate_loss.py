@@ -1,0 +1,76 @@
+# --8<-- [start:exercise]
+import torch
+
+
+def aggregate_loss(loss_mat, mask, mode="token-mean", horizon=None):
+    """Reduce a per-token loss to one number, as verl's agg_loss does.
+
+    Args:
+        loss_mat: [B, T] per-token loss
+        mask:     [B, T] 1 on response tokens
+        mode:     "token-mean", "seq-mean-token-mean",
+                  "seq-mean-token-sum" or "seq-mean-token-sum-norm"
+        horizon:  the constant of "seq-mean-token-sum-norm" (T if None)
+    Returns:
+        scalar loss; responses with no token are left out of the mean
+    """
+    T = loss_mat.shape[1]  # response length
+    loss_mat = loss_mat.masked_fill(mask == 0, 0.0)  # padding may hold anything
+    if mode == "token-mean":
+        # TODO 1: Σ m·ℓ / Σ m, every token of the batch weighs the same
+        return loss_mat.sum() / mask.sum().clamp(min=1)
+
+    tokens = mask.sum(dim=1)  # [B] n_b, tokens per response
+    if mode == "seq-mean-token-mean":
+        # TODO 2: each response's own token mean, Σ_t m·ℓ / n_b
+        per_seq = loss_mat.sum(dim=1) / tokens.clamp(min=1)
+    elif mode == "seq-mean-token-sum":
+        per_seq = loss_mat.sum(dim=1)
+    elif mode == "seq-mean-token-sum-norm":
+        # TODO 3: Σ_t m·ℓ / horizon, one constant for every response
+        per_seq = loss_mat.sum(dim=1) / (T if horizon is None else horizon)
+    else:
+        raise ValueError(f"unknown mode {mode!r}")
+
+    # TODO 4: the mean over the responses that have at least one token
+    return per_seq.sum() / (tokens > 0).sum().clamp(min=1)
+# --8<-- [end:exercise]
+
+
+# --8<-- [start:test]
+# a right answer of 2 tokens (Â = +1) and a wrong answer of 6 tokens (Â = −1)
+mask = torch.tensor([[1.0, 1.0, 0.0, 0.0, 0.0, 0.0],
+                     [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]])
+adv = torch.tensor([[1.0], [-1.0]])
+loss_mat = -adv * mask  # on-policy (ρ = 1) the surrogate is −Â per token
+
+
+def weight(b, mode):
+    """How much one token of response b counts: the loss of a 1 put there."""
+    one = torch.zeros(2, 6)
+    one[b, 0] = 1.0
+    return aggregate_loss(one, mask, mode).item()
+
+
+for mode in ["token-mean", "seq-mean-token-mean",
+             "seq-mean-token-sum", "seq-mean-token-sum-norm"]:
+    loss = aggregate_loss(loss_mat, mask, mode).item()
+    print(f"{mode:<24} loss {loss:+.3f}   one token weighs:"
+          f" short {weight(0, mode):.3f}, long {weight(1, mode):.3f}")
+# --8<-- [end:test]
+
+
+# --8<-- [start:check]
+TITLE = {"en": "Loss Aggregation", "zh": "损失聚合方式"}  # heading of its drill
+REFERENCE = "aggregate_loss"  # rl_ops_numpy's function: Check compares with it
+
+
+def inputs(draw):
+    """The arguments of one random case, in the function's parameter order."""
+    B, T = draw.size()  # batch, response length
+    mode = draw.choice(["token-mean", "seq-mean-token-mean",
+                        "seq-mean-token-sum", "seq-mean-token-sum-norm"])
+    norm = mode == "seq-mean-token-sum-norm" and draw.coin()
+    return {"loss_mat": draw.normal((B, T)), "mask": draw.mask(B, T), "mode": mode,
+            "horizon": draw.choice([8.0, 16.0]) if norm else None}
+# --8<-- [end:check]

@@ -1,0 +1,60 @@
+# --8<-- [start:exercise]
+import torch
+
+
+def group_advantages(scores, group_size, scale_by_std=True, eps=1e-6):
+    """GRPO's advantage: each response against the other responses to its prompt.
+
+    Args:
+        scores:       [N] one score per response, N = groups × group_size,
+                      the responses to one prompt side by side
+        group_size:   G ≥ 2, responses sampled per prompt
+        scale_by_std: divide by the group's std (GRPO) or not (Dr. GRPO)
+        eps:          added to the std
+    Returns:
+        [N] advantages; 0 for a group whose scores are all equal
+    """
+    # TODO 1: one row per prompt: [groups, G]
+    grouped = scores.view(-1, group_size)
+
+    # TODO 2: s_i − mean_g, the mean of each row
+    adv = grouped - grouped.mean(dim=1, keepdim=True)
+
+    # TODO 3: a group whose scores are all equal carries no signal: [groups, 1] True there
+    same = (grouped == grouped[:, :1]).all(dim=1, keepdim=True)
+
+    if scale_by_std:
+        # TODO 4: ÷ (std_g + ε), the unbiased std of each row (torch's default)
+        adv = adv / (grouped.std(dim=1, keepdim=True) + eps)
+
+    # exactly 0 on equal groups: the mean may be off by a rounding, the std not exactly 0
+    return adv.masked_fill(same, 0.0).reshape(-1)
+# --8<-- [end:exercise]
+
+
+# --8<-- [start:test]
+# two prompts, four responses each; a verifier scores 1 (right) or 0 (wrong)
+scores = torch.tensor([1.0, 0.0, 0.0, 0.0,
+                       1.0, 1.0, 1.0, 0.0])
+print("GRPO:    ", group_advantages(scores, 4))
+print("Dr. GRPO:", group_advantages(scores, 4, scale_by_std=False))
+
+# a group that holds no signal: every response scored the same
+print("equal:   ", group_advantages(torch.full((7,), 1000.1), 7))
+# --8<-- [end:test]
+
+
+# --8<-- [start:check]
+TITLE = {"en": "Group-Relative Advantages", "zh": "组内相对优势"}  # heading of its drill
+REFERENCE = "group_advantages"  # rl_ops_numpy's function: Check compares with it
+
+
+def inputs(draw):
+    """The arguments of one random case, in the function's parameter order."""
+    G = draw.choice([2, 3, 4, 8])  # responses per prompt
+    N = G * draw.length(1, 4)  # groups × G
+    # verifier scores (0/1: many groups all equal) or a reward model's real numbers
+    scores = draw.choice([0.0, 1.0], N) if draw.coin() else draw.normal(N)
+    return {"scores": scores, "group_size": G, "scale_by_std": draw.coin(0.7),
+            "eps": draw.choice([1e-6, 1e-4])}
+# --8<-- [end:check]

@@ -1,0 +1,54 @@
+# --8<-- [start:exercise]
+import torch
+import torch.nn.functional as F
+
+
+def reward_model_loss(chosen_scores, rejected_scores, margin=None):
+    """Bradley–Terry loss of a reward model on preference pairs.
+
+    Args:
+        chosen_scores:   [B] scores of the preferred responses
+        rejected_scores: [B] scores of the rejected ones
+        margin:          None, a number or [B]: how much higher the chosen
+                         score should be
+    Returns:
+        scalar loss, −mean log σ(r_c − r_r − m)
+    """
+    # TODO 1: z = r_c − r_r
+    z = chosen_scores - rejected_scores
+    if margin is not None:
+        # TODO 2: − m
+        z = z - margin
+
+    # TODO 3: −log σ(z), finite for any z (not torch.log(torch.sigmoid(z)))
+    return -F.logsigmoid(z).mean()
+# --8<-- [end:exercise]
+
+
+# --8<-- [start:test]
+chosen = torch.tensor([2.0, 0.5, -1.0])
+rejected = torch.tensor([0.0, 0.5, 1.0])
+print(f"loss = {reward_model_loss(chosen, rejected).item():.4f}"
+      f"  (ln 2 = {torch.log(torch.tensor(2.0)).item():.4f} for a tie)")
+print(f"margin 1: {reward_model_loss(chosen, rejected, margin=1.0).item():.4f}")
+
+# a pair the model has badly wrong: the stable form stays finite
+far = torch.tensor([-1000.0]), torch.tensor([0.0])
+naive = -torch.log(torch.sigmoid(far[0] - far[1])).mean()
+print(f"z = −1000: stable {reward_model_loss(*far).item():.1f}, naive {naive.item()}")
+# --8<-- [end:test]
+
+
+# --8<-- [start:check]
+TITLE = {"en": "Reward-Model Loss", "zh": "奖励模型损失"}  # heading of its drill
+REFERENCE = "reward_model_loss"  # rl_ops_numpy's function: Check compares with it
+
+
+def inputs(draw):
+    """The arguments of one random case, in the function's parameter order."""
+    B = draw.length(1, 8)  # preference pairs
+    kind = draw.choice(["none", "number", "per pair"])  # of margin
+    margin = {"none": None, "number": 1.0, "per pair": draw.lognormal(B, 0.5)}[kind]
+    return {"chosen_scores": draw.normal(B, 2.0), "rejected_scores": draw.normal(B, 2.0),
+            "margin": margin}
+# --8<-- [end:check]

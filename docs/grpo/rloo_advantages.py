@@ -1,0 +1,49 @@
+# --8<-- [start:exercise]
+import torch
+
+
+def rloo_advantages(scores, group_size):
+    """RLOO: each response against the mean of the *other* responses to its prompt.
+
+    Args:
+        scores:     [N] one score per response, N = groups × group_size
+        group_size: G ≥ 2
+    Returns:
+        [N] advantages, s_i − mean_{j≠i} s_j
+    """
+    grouped = scores.view(-1, group_size)  # [groups, G]
+
+    # TODO 1: Σ_g s, the sum of each row
+    total = grouped.sum(dim=1, keepdim=True)
+
+    # TODO 2: the leave-one-out baseline, mean_{j≠i} s_j = (Σ_g s − s_i) / (G − 1)
+    baseline = (total - grouped) / (group_size - 1)
+
+    # TODO 3: Â_i = s_i − baseline_i
+    return (grouped - baseline).reshape(-1)
+# --8<-- [end:exercise]
+
+
+# --8<-- [start:test]
+scores = torch.tensor([1.0, 0.0, 0.0, 0.0,
+                       1.0, 1.0, 1.0, 0.0])
+rloo = rloo_advantages(scores, 4)
+print("RLOO:         ", rloo)
+# the same as G/(G−1) times "score minus the group mean" (Dr. GRPO)
+centered = scores.view(2, 4) - scores.view(2, 4).mean(dim=1, keepdim=True)
+print("4/3 × (s − mean):", 4 / 3 * centered.reshape(-1))
+# --8<-- [end:test]
+
+
+# --8<-- [start:check]
+TITLE = {"en": "RLOO Advantages", "zh": "RLOO 留一优势"}  # heading of its drill
+REFERENCE = "rloo_advantages"  # rl_ops_numpy's function: Check compares with it
+
+
+def inputs(draw):
+    """The arguments of one random case, in the function's parameter order."""
+    G = draw.choice([2, 3, 4, 8])  # responses per prompt
+    N = G * draw.length(1, 4)  # groups × G
+    scores = draw.choice([0.0, 1.0], N) if draw.coin() else draw.normal(N)
+    return {"scores": scores, "group_size": G}
+# --8<-- [end:check]

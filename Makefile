@@ -61,9 +61,10 @@ deps: $(VENV)/.deps-test node_modules/.package-lock.json browser
 serve: $(VENV)/.deps-docs node_modules/.package-lock.json
 	$(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
 
+# Two workers, a test file each at a time: the browser tests mostly wait on Chromium and Pyodide.
 test: deps
 	$(PY) -m ruff check .
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 # ---- the rest --------------------------------------------------------------------------------
 

@@ -13,7 +13,8 @@ after every job. ``restore`` puts back:
 - the interpreter's settings: (through ``sys``'s namespace) standard streams, ``excepthook``,
   ``displayhook``; the recursion limit, trace and profile functions, ``gc``, NumPy's error and
   print options (when NumPy is loaded), the SIGINT handler, the working directory and the
-  environment; pending asyncio tasks are cancelled.
+  environment; asyncio tasks started since the snapshot are cancelled (those that were already
+  running, such as the worker's own, go on).
 
 What it cannot put back it reports (:func:`restore` returns the reasons): a closed standard
 stream, an audit hook added (they cannot be removed), a heap grown past ``HEAP_LIMIT``. The
@@ -85,7 +86,7 @@ def snapshot() -> tuple:
     state = (
         sys.stdout, sys.stderr, sys.getrecursionlimit(), gc.get_threshold(),
         signal.getsignal(signal.SIGINT), os.getcwd(), tuple(os.environ.items()),
-        sys.get_int_max_str_digits(),
+        sys.get_int_max_str_digits(), _tasks(),
     )
     # settings kept inside libraries: (setter, its keyword arguments now)
     np = sys.modules.get("numpy")
@@ -100,6 +101,14 @@ def _heap_type(cls: type) -> bool:
     """A class defined in Python (Py_TPFLAGS_HEAPTYPE, not IMMUTABLETYPE): rebindable."""
     flags = cls.__flags__
     return bool(flags & (1 << 9)) and not flags & (1 << 8)
+
+
+def _tasks() -> frozenset:
+    """The asyncio tasks of this thread's event loop now (none if it has no loop)."""
+    try:
+        return frozenset(asyncio.all_tasks(asyncio.get_event_loop()))
+    except RuntimeError:
+        return frozenset()
 
 
 def restore(
@@ -169,7 +178,7 @@ def restore(
             _set(fn, "__defaults__", defaults)
         if fn.__kwdefaults__ is not kwdefaults:
             _set(fn, "__kwdefaults__", kwdefaults)
-    stdout, stderr, limit, threshold, sigint, cwd, environ, digits = state
+    stdout, stderr, limit, threshold, sigint, cwd, environ, digits, tasks = state
     _settrace(None)
     _setprofile(None)
     _setrecursionlimit(limit)
@@ -188,7 +197,7 @@ def restore(
     except RuntimeError:
         this = None
     for task in _all_tasks(loop):
-        if task is not this:
+        if task is not this and task not in tasks:
             task.cancel()
     problems = []
     if stdout.closed or stderr.closed:

@@ -30,6 +30,8 @@ from markdown import Extension, Markdown
 from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 
+from . import write_atomic
+
 SERVER = Path(__file__).with_name("katex_server.cjs")
 FENCE_RE = re.compile(r"^(\s*)(`{3,}|~{3,})")
 MATH_FENCE_RE = re.compile(r"^(\s*)(`{3,}|~{3,})math\s*$")
@@ -61,10 +63,7 @@ class Katex:
         if cached.exists():
             return cached.read_text(encoding="utf-8")
         html = _svg_to_img(self._typeset(tex, display))
-        self.cache.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(".tmp")
-        tmp.write_text(html, encoding="utf-8")
-        tmp.replace(cached)
+        write_atomic(cached, html.encode("utf-8"))
         return html
 
     def _typeset(self, tex: str, display: bool) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -32,7 +33,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
-from . import pyodide_dist, service_worker, wheel
+from . import pyodide_dist, service_worker, wheel, write_atomic
 from .directives import DirectiveError, directives, expand, placed
 from .katex import Katex, KatexError, KatexExtension
 from .lessons import Lesson, download, find_lessons
@@ -244,8 +245,7 @@ def _add(files: Files, config: MkDocsConfig, dest: str, *, source: Path | None =
         data = content.encode("utf-8") if isinstance(content, str) else content
         source = Path(config.config_file_path).parent / ".cache" / "generated" / dest
         if not source.exists() or source.read_bytes() != data:  # `mkdocs serve` would loop
-            source.parent.mkdir(parents=True, exist_ok=True)
-            source.write_bytes(data)
+            write_atomic(source, data)
     files.append(File.generated(config, dest, abs_src_path=str(source),
                                 inclusion=InclusionLevel.INCLUDED))
 
@@ -265,10 +265,12 @@ def demo_sample(root: Path) -> dict:
     out = root / ".cache" / "demo" / f"{digest.hexdigest()[:16]}.json"
     if not out.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
         subprocess.run(
-            [sys.executable, "-m", "rl_ops_numpy.demo", "--seed", "0", "--json", str(out)],
+            [sys.executable, "-m", "rl_ops_numpy.demo", "--seed", "0", "--json", str(tmp)],
             check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
+        tmp.replace(out)  # whole or not at all: another build may be reading
     return json.loads(out.read_text(encoding="utf-8"))
 
 

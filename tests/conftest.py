@@ -34,21 +34,28 @@ def lesson_function(exercise_id: str):
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> dict:
-    """`mkdocs build --strict` into a temporary folder, once per test session."""
+    """`mkdocs build --strict` into a temporary folder, once per test run: with pytest-xdist the
+    first worker to ask builds it (under a file lock) and the others use that build."""
+    import json
     import os
     import subprocess
 
-    out = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True,
-    )
-    return {
-        "dir": out,
-        "returncode": proc.returncode,
-        "log": proc.stdout + proc.stderr,
-    }
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's folder, above each worker's own
+    out, record = shared / "site", shared / "site.json"
+    with FileLock(str(shared / "site.lock")):
+        if not record.exists():
+            env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+            proc = subprocess.run(
+                [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                cwd=ROOT, env=env, capture_output=True, text=True,
+            )
+            result = {"returncode": proc.returncode, "log": proc.stdout + proc.stderr}
+            record.write_text(json.dumps(result), encoding="utf-8")
+    return {"dir": out, **json.loads(record.read_text(encoding="utf-8"))}
 
 
 @pytest.fixture(scope="session")

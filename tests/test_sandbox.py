@@ -107,3 +107,26 @@ def test_a_closed_standard_stream_asks_for_a_fresh_interpreter(monkeypatch):
     snap = sandbox.snapshot()
     stream.close()
     assert "a standard stream was closed" in sandbox.restore(snap)
+
+
+def test_restore_cancels_the_tasks_a_run_started_and_leaves_those_already_running():
+    # pytest's own process can hold an event loop (Playwright's, in the browser tests): a job's
+    # clean-up must not cancel what was running before it. In a fresh interpreter, so that the
+    # loop the learner's code finds is the one this test made.
+    code = """
+import asyncio
+from browser_runtime import sandbox
+from browser_runtime.runner import run_cell
+loop = asyncio.new_event_loop()
+asyncio.set_event_loop(loop)
+before = loop.create_task(asyncio.sleep(60))
+seen = {}  # made before the snapshot: restore removes names bound after it
+snap = sandbox.snapshot()
+run_cell("import asyncio\\nghost = asyncio.ensure_future(asyncio.sleep(60))")
+(seen["ghost"],) = asyncio.all_tasks(loop) - {before}
+seen["problems"] = sandbox.restore(snap)
+loop.run_until_complete(asyncio.sleep(0))  # let the cancellation land
+print(seen["problems"], seen["ghost"].cancelled(), before.done())
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[]", "True", "False"]

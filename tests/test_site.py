@@ -320,3 +320,14 @@ def test_site_url_comes_from_the_environment_for_canonical_links_and_the_sitemap
     html = (tmp_path / "ppo" / "index.html").read_text(encoding="utf-8")
     assert f'<link rel="canonical" href="{url}ppo/">' in html
     assert f"<loc>{url}en/ppo/</loc>" in (tmp_path / "sitemap.xml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_numbers_in_the_grpo_pages_prose_come_from_its_lessons_outputs(lang):
+    # every number written with three or more decimals on the GRPO page is printed by one of the
+    # chapter's lesson files (docs/grpo/*.out): none typed in by hand
+    page = DOCS / "grpo" / f"index.{lang}.md"
+    outputs = "\n".join(p.read_text(encoding="utf-8") for p in (DOCS / "grpo").glob("*.out"))
+    numbers = set(re.findall(r"(?<!arXiv:)\b\d+\.\d{3,}", page.read_text(encoding="utf-8")))
+    assert len(numbers) >= 6  # the aggregation table, the clip-higher and reward-model walkthroughs
+    assert not {n for n in numbers if n not in outputs}

@@ -15,9 +15,10 @@ def aggregate_loss(loss_mat, mask, mode="token-mean", horizon=None):
         scalar loss; responses with no token are left out of the mean
     """
     T = loss_mat.shape[1]  # response length
-    loss_mat = loss_mat.masked_fill(mask == 0, 0.0)  # padding may hold anything
+    # padding may hold anything, even NaN
+    loss_mat = loss_mat.masked_fill(mask == 0, 0.0)
     if mode == "token-mean":
-        # TODO 1: Σ m·ℓ / Σ m, every token of the batch weighs the same
+        # TODO 1: Σ m·ℓ / Σ m, every token weighs the same
         return loss_mat.sum() / mask.sum().clamp(min=1)
 
     tokens = mask.sum(dim=1)  # [B] n_b, tokens per response
@@ -28,7 +29,8 @@ def aggregate_loss(loss_mat, mask, mode="token-mean", horizon=None):
         per_seq = loss_mat.sum(dim=1)
     elif mode == "seq-mean-token-sum-norm":
         # TODO 3: Σ_t m·ℓ / horizon, one constant for every response
-        per_seq = loss_mat.sum(dim=1) / (T if horizon is None else horizon)
+        norm = T if horizon is None else horizon
+        per_seq = loss_mat.sum(dim=1) / norm
     else:
         raise ValueError(f"unknown mode {mode!r}")
 
@@ -38,15 +40,15 @@ def aggregate_loss(loss_mat, mask, mode="token-mean", horizon=None):
 
 
 # --8<-- [start:test]
-# a right answer of 2 tokens (Â = +1) and a wrong answer of 6 tokens (Â = −1)
+# a right answer of 2 tokens (Â = +1), a wrong one of 6 (Â = −1)
 mask = torch.tensor([[1.0, 1.0, 0.0, 0.0, 0.0, 0.0],
                      [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]])
 adv = torch.tensor([[1.0], [-1.0]])
-loss_mat = -adv * mask  # on-policy (ρ = 1) the surrogate is −Â per token
+loss_mat = -adv * mask  # on-policy (ρ = 1): the loss is −Â per token
 
 
 def weight(b, mode):
-    """How much one token of response b counts: the loss of a 1 put there."""
+    """How much one token of response b counts: the loss of a 1 there."""
     one = torch.zeros(2, 6)
     one[b, 0] = 1.0
     return aggregate_loss(one, mask, mode).item()
@@ -55,7 +57,7 @@ def weight(b, mode):
 for mode in ["token-mean", "seq-mean-token-mean",
              "seq-mean-token-sum", "seq-mean-token-sum-norm"]:
     loss = aggregate_loss(loss_mat, mask, mode).item()
-    print(f"{mode:<24} loss {loss:+.3f}   one token weighs:"
+    print(f"{mode:<24} loss {loss:+.3f}   per token:"
           f" short {weight(0, mode):.3f}, long {weight(1, mode):.3f}")
 # --8<-- [end:test]
 

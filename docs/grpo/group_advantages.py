@@ -3,10 +3,10 @@ import torch
 
 
 def group_advantages(scores, group_size, scale_by_std=True, eps=1e-6):
-    """GRPO's advantage: each response against the other responses to its prompt.
+    """GRPO's advantage: each response against the others to its prompt.
 
     Args:
-        scores:       [N] one score per response, N = groups × group_size,
+        scores:       [N] one score per response, N = groups × G,
                       the responses to one prompt side by side
         group_size:   G ≥ 2, responses sampled per prompt
         scale_by_std: divide by the group's std (GRPO) or not (Dr. GRPO)
@@ -20,27 +20,30 @@ def group_advantages(scores, group_size, scale_by_std=True, eps=1e-6):
     # TODO 2: s_i − mean_g, the mean of each row
     adv = grouped - grouped.mean(dim=1, keepdim=True)
 
-    # TODO 3: a group whose scores are all equal carries no signal: [groups, 1] True there
+    # TODO 3: [groups, 1], True where all the row's scores are equal
     same = (grouped == grouped[:, :1]).all(dim=1, keepdim=True)
 
     if scale_by_std:
-        # TODO 4: ÷ (std_g + ε), the unbiased std of each row (torch's default)
+        # TODO 4: ÷ (std_g + ε), std unbiased (torch's default)
         adv = adv / (grouped.std(dim=1, keepdim=True) + eps)
 
-    # exactly 0 on equal groups: the mean may be off by a rounding, the std not exactly 0
+    # an equal group carries no signal: exactly 0 (its mean may be off
+    # by a rounding, so its std not exactly 0)
     return adv.masked_fill(same, 0.0).reshape(-1)
 # --8<-- [end:exercise]
 
 
 # --8<-- [start:test]
-# two prompts, four responses each; a verifier scores 1 (right) or 0 (wrong)
+# two prompts, four responses each; a verifier scores 1 (right), 0 (wrong)
 scores = torch.tensor([1.0, 0.0, 0.0, 0.0,
                        1.0, 1.0, 1.0, 0.0])
-print("GRPO:    ", group_advantages(scores, 4))
-print("Dr. GRPO:", group_advantages(scores, 4, scale_by_std=False))
+print("GRPO, one row per prompt:")
+print(group_advantages(scores, 4).view(2, 4))
+print("Dr. GRPO:")
+print(group_advantages(scores, 4, scale_by_std=False).view(2, 4))
 
 # a group that holds no signal: every response scored the same
-print("equal:   ", group_advantages(torch.full((7,), 1000.1), 7))
+print("equal:", group_advantages(torch.full((7,), 1000.1), 7))
 # --8<-- [end:test]
 
 

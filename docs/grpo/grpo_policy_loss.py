@@ -3,7 +3,8 @@ import torch
 
 
 def grpo_policy_loss(new_logprobs, old_logprobs, advantages, mask,
-                     ref_logprobs=None, clip_low=0.2, clip_high=0.2, beta=0.0):
+                     ref_logprobs=None, clip_low=0.2, clip_high=0.2,
+                     beta=0.0):
     """GRPO's clipped surrogate with clip-higher and a k3 KL penalty.
 
     Args:
@@ -11,7 +12,7 @@ def grpo_policy_loss(new_logprobs, old_logprobs, advantages, mask,
         old_logprobs: [B, T]
         advantages:   [B] one per response (group_advantages), or [B, T]
         mask:         [B, T]
-        ref_logprobs: [B, T] under the frozen reference, needed if beta > 0
+        ref_logprobs: [B, T] under the frozen reference (if beta > 0)
         clip_low:     ε_low, the ratio's floor is 1 − ε_low
         clip_high:    ε_high, its ceiling 1 + ε_high (DAPO: 0.28)
         beta:         weight of the k3 penalty
@@ -19,11 +20,12 @@ def grpo_policy_loss(new_logprobs, old_logprobs, advantages, mask,
         scalar loss, the mean over response tokens ("token-mean")
     """
     if advantages.dim() == 1:
-        # TODO 1: [B] → [B, 1], one advantage broadcast over its response's tokens
+        # TODO 1: [B] → [B, 1]: one advantage for all the row's tokens
         advantages = advantages.unsqueeze(1)
 
-    # ρ = exp(log π_θ − log π_old), log ρ = 0 on padding (PPO Ex. 1)
-    ratio = (new_logprobs - old_logprobs).masked_fill(mask == 0, 0.0).exp()
+    # log ρ = log π_θ − log π_old, 0 on padding (PPO Ex. 1)
+    log_ratio = (new_logprobs - old_logprobs).masked_fill(mask == 0, 0.0)
+    ratio = log_ratio.exp()
 
     # TODO 2: the asymmetric clip, clip(ρ, 1 − ε_low, 1 + ε_high)
     clipped = torch.clamp(ratio, 1 - clip_low, 1 + clip_high)
@@ -32,8 +34,9 @@ def grpo_policy_loss(new_logprobs, old_logprobs, advantages, mask,
     loss = torch.maximum(-advantages * ratio, -advantages * clipped)
 
     if beta > 0:
-        # TODO 4: + β·k3, k3 = e^d − d − 1 with d = log π_ref − log π_θ (0 on padding)
+        # d = log π_ref − log π_θ, 0 on padding
         d = (ref_logprobs - new_logprobs).masked_fill(mask == 0, 0.0)
+        # TODO 4: + β·k3, k3 = e^d − d − 1
         loss = loss + beta * (d.exp() - d - 1)
 
     # token-mean (Ex. 3); masked_fill, not × mask: 0 × NaN is NaN
@@ -43,7 +46,7 @@ def grpo_policy_loss(new_logprobs, old_logprobs, advantages, mask,
 
 
 # --8<-- [start:test]
-# one response, three tokens; the policy has already moved: ρ = 1.25, 1.25, 0.75
+# one response, three tokens; the policy has moved: ρ = 1.25, 1.25, 0.75
 old = torch.zeros(1, 3)
 new = torch.tensor([[1.25, 1.25, 0.75]]).log()
 mask = torch.ones(1, 3)
@@ -54,7 +57,7 @@ for adv in [1.0, -1.0]:
     print(f"Â = {adv:+.0f}: ε_high 0.2 → {sym.item():+.4f},"
           f"  ε_high 0.28 → {high.item():+.4f}")
 
-# the k3 penalty: the reference gives these tokens log-prob −1 (β = 0.04, TRL's old default)
+# + β·k3: the reference gives each token log-prob −1 (β = 0.04)
 ref = torch.full((1, 3), -1.0)
 kl = grpo_policy_loss(new, old, torch.tensor([1.0]), mask, ref, beta=0.04)
 print(f"with β·k3: {kl.item():+.4f}")

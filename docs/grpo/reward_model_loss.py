@@ -20,7 +20,7 @@ def reward_model_loss(chosen_scores, rejected_scores, margin=None):
         # TODO 2: − m
         z = z - margin
 
-    # TODO 3: −log σ(z), finite for any z (not torch.log(torch.sigmoid(z)))
+    # TODO 3: −log σ(z), finite for any z (not log(sigmoid(z)))
     return -F.logsigmoid(z).mean()
 # --8<-- [end:exercise]
 
@@ -30,12 +30,14 @@ chosen = torch.tensor([2.0, 0.5, -1.0])
 rejected = torch.tensor([0.0, 0.5, 1.0])
 print(f"loss = {reward_model_loss(chosen, rejected).item():.4f}"
       f"  (ln 2 = {torch.log(torch.tensor(2.0)).item():.4f} for a tie)")
-print(f"margin 1: {reward_model_loss(chosen, rejected, margin=1.0).item():.4f}")
+with_margin = reward_model_loss(chosen, rejected, margin=1.0)
+print(f"margin 1: {with_margin.item():.4f}")
 
 # a pair the model has badly wrong: the stable form stays finite
 far = torch.tensor([-1000.0]), torch.tensor([0.0])
 naive = -torch.log(torch.sigmoid(far[0] - far[1])).mean()
-print(f"z = −1000: stable {reward_model_loss(*far).item():.1f}, naive {naive.item()}")
+print(f"z = −1000: stable {reward_model_loss(*far).item():.1f},"
+      f" naive {naive.item()}")
 # --8<-- [end:test]
 
 

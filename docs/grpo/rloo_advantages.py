@@ -3,7 +3,7 @@ import torch
 
 
 def rloo_advantages(scores, group_size):
-    """RLOO: each response against the mean of the *other* responses to its prompt.
+    """RLOO: each response against the mean of the *other* responses.
 
     Args:
         scores:     [N] one score per response, N = groups × group_size
@@ -16,7 +16,7 @@ def rloo_advantages(scores, group_size):
     # TODO 1: Σ_g s, the sum of each row
     total = grouped.sum(dim=1, keepdim=True)
 
-    # TODO 2: the leave-one-out baseline, mean_{j≠i} s_j = (Σ_g s − s_i) / (G − 1)
+    # TODO 2: the others' mean, (Σ_g s − s_i) / (G − 1)
     baseline = (total - grouped) / (group_size - 1)
 
     # TODO 3: Â_i = s_i − baseline_i
@@ -28,10 +28,13 @@ def rloo_advantages(scores, group_size):
 scores = torch.tensor([1.0, 0.0, 0.0, 0.0,
                        1.0, 1.0, 1.0, 0.0])
 rloo = rloo_advantages(scores, 4)
-print("RLOO:         ", rloo)
+print("RLOO, one row per prompt:")
+print(rloo.view(2, 4))
 # the same as G/(G−1) times "score minus the group mean" (Dr. GRPO)
-centered = scores.view(2, 4) - scores.view(2, 4).mean(dim=1, keepdim=True)
-print("4/3 × (s − mean):", 4 / 3 * centered.reshape(-1))
+grouped = scores.view(2, 4)
+centered = grouped - grouped.mean(dim=1, keepdim=True)
+print("4/3 × (s − mean):")
+print(4 / 3 * centered)
 # --8<-- [end:test]
 
 

@@ -55,3 +55,24 @@ def test_chinese_search_finds_a_chinese_term(page, site_url):
     results.first.wait_for(timeout=10000)
     assert results.count() > 0
     assert "重要性" in page.locator(".md-search-result").inner_text()
+
+
+@pytest.mark.parametrize("lang", ["", "en/"])
+def test_at_390_px_pages_fit_and_every_control_is_44_px_tall(chromium, site_url, lang):
+    context = chromium.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    for path in PAGES:
+        page.goto(f"{site_url}/{lang}{path}")
+        page.wait_for_load_state("networkidle")
+        # the page itself never scrolls sideways (code blocks and tables scroll inside themselves)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+        small = page.evaluate("""() => [...document.querySelectorAll(
+            'article button, article select, article .md-button')]
+            .filter((e) => e.offsetParent !== null)
+            .map((e) => [e.outerHTML.slice(0, 80), e.getBoundingClientRect().height])
+            .filter(([, h]) => h < 44)""")
+        assert not small, (path, small[:3])
+        # the count is not vacuous: the exercise pages have their buttons
+        if path in ("ppo/", "grpo/"):
+            assert page.locator("article [data-runner] button").count() > 20
+    context.close()

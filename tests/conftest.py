@@ -76,3 +76,9 @@ def chromium():
         pytest.fail("chromium is not installed: `make test` installs it with apt-get as root")
     with browser() as b:
         yield b
+
+
+def pytest_collection_modifyitems(config, items):
+    """Browser tests last: with two workers (`make test`), one builds the site while the other
+    runs the tests that need no site, instead of both waiting for the build."""
+    items.sort(key=lambda item: item.nodeid.startswith("tests/test_browser_"))

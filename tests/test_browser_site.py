@@ -1,8 +1,10 @@
 """Every page in headless Chromium: only local requests, no console errors, a working language
-switcher, and Chinese search."""
+switcher, search that finds every page by its words in both languages, and a layout that fits a
+phone."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlparse
 
 import pytest
@@ -76,3 +78,55 @@ def test_at_390_px_pages_fit_and_every_control_is_44_px_tall(chromium, site_url,
         if path in ("ppo/", "grpo/"):
             assert page.locator("article [data-runner] button").count() > 20
     context.close()
+
+
+def _sample(words: set[str], n: int = 6) -> list[str]:
+    """``n`` of ``words``, spread over them in sorted order (the same every run)."""
+    vocabulary = sorted(words)
+    step = max(1, len(vocabulary) // n)
+    return vocabulary[step // 2::step][:n]
+
+
+def _page_words(page, site_url: str, lang: str, path: str) -> list[str]:
+    """Words of a page as a reader would type them: English words as the page writes them;
+    Chinese words as the build's jieba cut them (a Chinese reader types a word, and which
+    characters form one depends on the sentence, so the words are read from the index)."""
+    if lang == "en/":
+        page.goto(f"{site_url}/{lang}{path}")
+        text = page.locator("article").inner_text()
+        return _sample(set(re.findall(r"\b[A-Za-z][a-z]{3,}\b", text)))
+    docs = page.request.get(f"{site_url}/search/search_index.json").json()["docs"]
+    text = " ".join(d["text"] for d in docs if d["location"].split("#")[0] == path)
+    return _sample({w for w in re.split(r"[\s\u200b]+", text)
+                    if re.fullmatch(r"[\u4e00-\u9fff]{2,}", w)})
+
+
+@pytest.mark.parametrize("lang", ["", "en/"])
+def test_words_a_page_says_find_that_page(page, site_url, lang):
+    words = {path: _page_words(page, site_url, lang, path) for path in PAGES}
+    page.goto(f"{site_url}/{lang}")
+    page.wait_for_load_state("networkidle")
+    page.locator("label.md-search__icon, .md-search__input").first.click()
+    box = page.locator(".md-search__input")
+    meta = page.locator(".md-search-result__meta")
+    idle = meta.inner_text()  # "Type to start searching", in the page's language
+    missed = []
+    for path, sample in words.items():
+        assert len(sample) == 6, (path, sample)
+        for word in sample:
+            box.fill(word)
+            box.press("End")  # Material searches on key events
+            # wait for this query's results to replace the idle line
+            page.wait_for_function("idle => document.querySelector("
+                                   "'.md-search-result__meta').textContent !== idle", arg=idle)
+            hrefs = page.eval_on_selector_all(
+                ".md-search-result__item > .md-search-result__link",
+                "els => els.map((a) => new URL(a.href).pathname)",
+            )
+            if f"/{lang}{path}" not in hrefs:
+                missed.append((path, word))
+            box.fill("")
+            box.press("End")
+            page.wait_for_function("idle => document.querySelector("
+                                   "'.md-search-result__meta').textContent === idle", arg=idle)
+    assert not missed, missed

@@ -75,6 +75,12 @@ const STRINGS = {
     demoWords: "写出的词",
     demoSampleWords: "示例运行中每个模型写出的词",
     demoYourWords: "你这次运行中每个模型写出的词",
+    progressChapter: "章节",
+    progressSolved: "通过检查的练习",
+    progressDrill: "挖空训练最高分",
+    progressDrillBest: (best, tried, total) => `${best}%（练过 ${tried} / ${total} 个）`,
+    progressReset: "清空进度",
+    progressResetConfirm: "清空本浏览器里记录的所有练习通过记录和挖空训练成绩？你填写的代码不受影响。",
   },
   en: {
     run: "Run",
@@ -150,6 +156,12 @@ const STRINGS = {
     demoWords: "Words it writes",
     demoSampleWords: "What each model writes in the sample run",
     demoYourWords: "What each model writes in your run",
+    progressChapter: "Chapter",
+    progressSolved: "Exercises that passed Check",
+    progressDrill: "Best drill score",
+    progressDrillBest: (best, tried, total) => `${best}% (${tried} of ${total} drills tried)`,
+    progressReset: "Reset progress",
+    progressResetConfirm: "Forget every passed exercise and drill score kept in this browser? The code you typed is kept.",
   },
 };
 

@@ -13,6 +13,7 @@
 
 import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, saveJSON } from "./dom.js";
 import { describeOutcome, strings } from "./i18n.js";
+import { SOLVED } from "./progress.js";
 import { python } from "./runtime.js";
 
 const BLANK = "_____";
@@ -472,7 +473,10 @@ class Cell {
     }
     const bad = result.total - result.passed;
     this.status.textContent = `${result.passed}/${result.total}`;
-    if (!bad) return this.view.write(t.checkPassed(result.total) + "\n", "rl-ok");
+    if (!bad) {
+      saveJSON(SOLVED + this.id, { version: this.data.version }); // the home page's progress
+      return this.view.write(t.checkPassed(result.total) + "\n", "rl-ok");
+    }
     this.view.write(t.checkFailed(bad, result.total) + "\n", "rl-error");
     for (const f of result.failures) {
       const inputs = Object.entries(f.inputs)

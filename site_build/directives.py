@@ -7,6 +7,7 @@
     <!-- rl:drills -->                     the MLM drill of every exercise placed on this page,
                                            in page order, each under a `###` heading (its TITLE)
     <!-- rl:demo -->                       the toy RLHF run (js/demo.js), with its sample curves
+    <!-- rl:progress -->                   what this browser solved, per chapter (js/progress.js)
 
 The plugin expands them in ``on_page_markdown``; everything shown comes from the lesson files
 (``site_build.lessons``), never from text pasted into the page. A directive MkDocs does not know
@@ -26,7 +27,7 @@ from .drill import drill_html
 from .lessons import Lesson
 
 DIRECTIVE_RE = re.compile(r"^<!--\s*rl:([a-z]+)((?:\s+[^\s>]+)*)\s*-->[ \t]*$", re.M)
-KINDS = ("exercise", "drills", "demo")
+KINDS = ("exercise", "drills", "demo", "progress")
 
 # the words a directive writes, per page language
 LABELS = {
@@ -81,7 +82,7 @@ class DirectiveError(ValueError):
 
 
 def expand(markdown: str, page: str, lang: str, lessons: dict[str, Lesson],
-           demo: Callable[[], str]) -> str:
+           demo: Callable[[], str], progress: Callable[[str], str] = lambda lang: "") -> str:
     """The page with every directive replaced by what it places."""
     found = directives(markdown)
     on_page = [lessons[d.args[0]] for d in found if d.kind == "exercise" and d.args[0] in lessons]
@@ -103,6 +104,8 @@ def expand(markdown: str, page: str, lang: str, lessons: dict[str, Lesson],
                 raise DirectiveError(f"{where}: rl:drills takes no argument and needs exercises "
                                      "placed on the page")
             out.append(drills_markdown(on_page, lang))
+        elif d.kind == "progress":
+            out.append(progress(lang))
         else:
             out.append(demo())
     out.append(markdown[pos:])

@@ -56,6 +56,27 @@ class Chapter:
     folder: str
     title: str  # the H1 of its English page
     lessons: list[Lesson]
+    titles: dict[str, str]  # the H1 of its page in each language
+
+
+def _in_nav_order(chapters: list[Chapter], nav: object) -> list[Chapter]:
+    """``chapters`` in the order their folders first appear in mkdocs.yml's ``nav``."""
+    paths: list[str] = []
+
+    def walk(item: object) -> None:
+        if isinstance(item, str):
+            paths.append(item)
+        elif isinstance(item, dict):
+            for value in item.values():
+                walk(value)
+        elif isinstance(item, list):
+            for value in item:
+                walk(value)
+
+    walk(nav or [])
+    folders = [Path(p).parent.as_posix() for p in paths]
+    return sorted(chapters, key=lambda c: folders.index(c.folder) if c.folder in folders
+                  else len(folders))
 
 
 def page_language(src_path: str) -> str:
@@ -93,7 +114,7 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
                     f"{lesson.path}: REFERENCE = {lesson.manifest.reference!r} is not a function "
                     "of rl_ops_numpy (add it there, and to rl_ops_numpy/__init__.py)"
                 )
-        self.chapters = self._chapters(docs)
+        self.chapters = _in_nav_order(self._chapters(docs), config.nav)
 
         if self.katex is None:
             try:
@@ -126,7 +147,7 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
         """Where each exercise is placed; every lesson on one page per language, in the same
         order in both."""
         order: dict[tuple[str, str], list[str]] = {}  # (folder, language) -> ids
-        titles: dict[str, str] = {}
+        titles: dict[tuple[str, str], str] = {}  # (folder, language) -> H1
         for page in sorted(docs.rglob("*.md")):
             text = page.read_text(encoding="utf-8")
             ids = placed(text)
@@ -143,8 +164,8 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
             folder, lang = page.parent.relative_to(docs).as_posix(), page_language(page.name)
             order.setdefault((folder, lang), []).extend(ids)
             h1 = re.search(r"^# (.+)$", text, re.M)
-            if lang == "en" and h1:
-                titles.setdefault(folder, h1.group(1).strip())
+            if h1:
+                titles.setdefault((folder, lang), h1.group(1).strip())
         for lesson_id in self.lessons:
             for lang in LANGUAGES:
                 n = sum(ids.count(lesson_id) for (_, la), ids in order.items() if la == lang)
@@ -160,8 +181,10 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
                 raise PluginError(f"docs/{folder}: the languages place different exercises or "
                                   f"in a different order: {per_lang}")
             ids = per_lang[LANGUAGES[0]]
-            chapters.append(Chapter(folder, titles.get(folder, folder),
-                                    [self.lessons[i] for i in ids]))
+            chapters.append(Chapter(
+                folder, titles.get((folder, "en"), folder), [self.lessons[i] for i in ids],
+                {lang: titles.get((folder, lang), folder) for lang in LANGUAGES},
+            ))
         return chapters
 
     # ---- files -----------------------------------------------------------------------------
@@ -199,7 +222,8 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
     def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files):
         try:
             return expand(markdown, page.file.src_path, page_language(page.file.src_path),
-                          self.lessons, lambda: self.demo_html)
+                          self.lessons, lambda: self.demo_html,
+                          lambda lang: progress_widget(self.chapters, lang))
         except DirectiveError as err:
             raise PluginError(str(err)) from err
 
@@ -272,6 +296,23 @@ def demo_sample(root: Path) -> dict:
         )
         tmp.replace(out)  # whole or not at all: another build may be reading
     return json.loads(out.read_text(encoding="utf-8"))
+
+
+def progress_widget(chapters: list[Chapter], lang: str) -> str:
+    """The home page's progress table: each chapter's exercises, as data for js/progress.js,
+    which reads what this browser solved."""
+    data = [
+        {"href": f"{chapter.folder}/", "title": chapter.titles[lang],
+         "exercises": [{"id": lesson.id, "title": lesson.manifest.title[lang]}
+                       for lesson in chapter.lessons]}
+        for chapter in chapters
+    ]
+    payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+    return (
+        '<div class="rl-home-progress" data-progress>\n'
+        f'<script type="application/json" class="rl-progress-data">{payload}</script>\n'
+        "</div>"
+    )
 
 
 def demo_widget(sample: dict) -> str:

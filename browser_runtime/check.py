@@ -10,8 +10,15 @@ nothing the learner's code does can take part in the verdict:
    ``np.allclose``, a rebound checker function, a changed ``Tensor`` are gone.
 3. :func:`verdict` draws the same inputs again, computes the references, reads the learner's
    outputs strictly (only tensors, arrays, numbers and tuples of them; nothing of theirs runs)
-   and compares. It returns which cases differ, with their inputs, as plain data the page
-   formats in the reader's language.
+   and compares. It returns how many cases agree and one that does not, with its inputs, as
+   plain data the page formats in the reader's language.
+
+**The smallest failing case.** Phase 1 also shrinks the first failing case (fewer rows, shorter
+sequences, a mask with no padding, rounder values, for as long as the learner's function still
+disagrees with the reference; :func:`shrink`). Phase 1 runs with the learner's code loaded, so
+phase 3 trusts nothing of it: it recomputes the reference on the shrunk inputs and shows them
+only if the learner's output there really differs; otherwise it shows the case as drawn. The
+count of passing cases never depends on the shrinking.
 
 :func:`check` does 1 and 3 in one call, for CPython and the tests.
 """
@@ -21,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
+import time
 
 import numpy as np
 
@@ -28,6 +36,9 @@ from .exercises import Exercise, get
 from .runner import CELL, format_exception, format_syntax_error, parts_from
 
 CASES = 36  # random inputs per check
+SHRINK_CALLS = 80  # at most this many calls of the learner's function while shrinking
+SHRINK_SECONDS = 1.0  # and at most this long
+MASKS = frozenset({"mask", "response_mask"})  # inputs that hold 0/1 flags
 
 
 class Raised(str):
@@ -70,7 +81,7 @@ def _to_numpy(x: object) -> object:
 def _as_shown(x: object) -> object:
     """An input as the failure report shows it: numbers as arrays, anything else (a mode's name,
     None) as itself."""
-    return np.asarray(x) if isinstance(x, np.ndarray | bool | int | float) else x
+    return np.asarray(x) if isinstance(x, np.ndarray) else x
 
 
 def _show(x: object) -> str:
@@ -97,9 +108,11 @@ def _differs(got: object, want: object, ex: Exercise) -> str | None:
     assert isinstance(got, np.ndarray) and isinstance(want, np.ndarray)
     if got.shape != want.shape and not (got.size == 1 and want.size == 1):
         return f"shape {list(got.shape)}, expected {list(want.shape)}"
-    if not np.allclose(got.reshape(want.shape), want, rtol=ex.rtol, atol=ex.atol,
-                       equal_nan=True):
-        return "values differ"
+    close = np.isclose(got.reshape(want.shape), want, rtol=ex.rtol, atol=ex.atol,
+                       equal_nan=True)
+    if not close.all():
+        where = [list(map(int, i)) for i in np.argwhere(~close)[:3]] if want.ndim else []
+        return "values differ" + (" at " + ", ".join(map(str, where)) if where else "")
     return None
 
 
@@ -124,44 +137,159 @@ def define(code: str, name: str, parts: list[dict] | None = None) -> tuple[objec
     return fn, None
 
 
-def learner_outputs(exercise: str | Exercise, code: str, parts: list[dict] | None = None,
-                    cases: int = CASES, seed: int = 0) -> tuple[list, str | None]:
-    """Phase 1 (the learner's code runs): define their function and call it on each case.
-
-    Returns ``(outputs, error)``: one entry per case, what the call returned or a
-    :class:`Raised` message; or ``([], error)`` when the code does not even define the
-    function.
-    """
+def _call(fn, inputs: dict, code: str, parts: list[dict] | None) -> object:
+    """The learner's function on ``inputs`` (arrays as tensors, positional, in the lesson's
+    parameter order: learners may rename parameters): what it returned, or :class:`Raised`."""
     import torch  # the real torch under CPython, the layer in the browser
 
+    as_tensors = [torch.tensor(v) if isinstance(v, np.ndarray) else v for v in inputs.values()]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return fn(*as_tensors)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:
+        return Raised(format_exception(err, code, parts_from(parts, code)).strip())
+
+
+def learner_outputs(exercise: str | Exercise, code: str, parts: list[dict] | None = None,
+                    cases: int = CASES, seed: int = 0) -> tuple[list, str | None, object]:
+    """Phase 1 (the learner's code runs): define their function and call it on each case.
+
+    Returns ``(outputs, error, shrunk)``: one entry per case, what the call returned or a
+    :class:`Raised` message, and the smallest failing case found (:func:`shrink`) or None; or
+    ``([], error, None)`` when the code does not even define the function.
+    """
     ex = get(exercise)
     fn, error = define(code, ex.function, parts)
     if error:
-        return [], error
-    outputs: list = []
-    for case in range(cases):
+        return [], error, None
+    outputs = [_call(fn, ex.inputs(seed, case), code, parts) for case in range(cases)]
+    shrunk = None
+    for case, raw in enumerate(outputs):
         inputs = ex.inputs(seed, case)
-        as_tensors = [torch.tensor(v) if isinstance(v, np.ndarray) else v for v in inputs.values()]
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                # positional, in the lesson's parameter order: learners may rename parameters
-                outputs.append(fn(*as_tensors))
-        except KeyboardInterrupt:
-            raise
-        except BaseException as err:
-            outputs.append(Raised(format_exception(err, code, parts_from(parts, code)).strip()))
-    return outputs, None
+        if _wrong(raw, _want(ex, inputs), ex):
+            shrunk = (case, *shrink(ex, inputs, raw, lambda x: _call(fn, x, code, parts)))
+            break
+    return outputs, None, shrunk
 
 
-def verdict(exercise: str | Exercise, phase1: tuple[list, str | None], cases: int = CASES,
-            seed: int = 0) -> dict:
+def _want(ex: Exercise, inputs: dict) -> object:
+    """The reference's result on ``inputs``, or None when it refuses them (a shrink that made
+    them invalid, such as a number of scores that is no multiple of the group size)."""
+    try:
+        return _reference_numpy(ex.expected(inputs))
+    except Exception:
+        return None
+
+
+def _wrong(raw: object, want: object, ex: Exercise) -> bool:
+    """Whether the learner's output ``raw`` disagrees with ``want``."""
+    if want is None:
+        return False
+    if type(raw) is Raised:
+        return True
+    try:
+        return _differs(_to_numpy(raw), want, ex) is not None
+    except TypeError:
+        return True
+
+
+def _simpler(inputs: dict) -> list[dict]:
+    """Inputs one step simpler than ``inputs``, most promising first: fewer rows, a shorter
+    sequence, no padding in the mask, values rounded to one decimal, then to integers."""
+    arrays = {k: v for k, v in inputs.items() if isinstance(v, np.ndarray) and v.ndim}
+    out: list[dict] = []
+    if not arrays:
+        return out
+    first = next(iter(arrays.values()))
+    rows = first.shape[0]
+    for n in range(1, rows):  # keep the first n rows (or scores) of every array that has them;
+        # a whole number equal to the row count (a group size: one group) follows it
+        out.append({k: v[:n] if k in arrays and v.shape[0] == rows
+                    else n if type(v) is int and v == rows else v
+                    for k, v in inputs.items()})
+    wide = [v for v in arrays.values() if v.ndim == 2]
+    if wide:
+        T = wide[0].shape[1]  # response length
+        for t in range(1, T):
+            out.append({k: v[:, :t] if k in arrays and v.ndim == 2 and v.shape[1] == T else v
+                        for k, v in inputs.items()})
+    for k in MASKS & arrays.keys():
+        if not (arrays[k] == 1).all():
+            out.append({**inputs, k: np.ones_like(arrays[k])})
+    for digits in (1, 0):
+        rounded = {k: np.round(v, digits) for k, v in arrays.items()
+                   if k not in MASKS and v.dtype.kind == "f" and np.isfinite(v).all()
+                   and not (np.round(v, digits) == v).all()}
+        if rounded:
+            out.append({**inputs, **rounded})
+            break
+    return out
+
+
+def shrink(ex: Exercise, inputs: dict, raw: object, call, calls: int = SHRINK_CALLS,
+           seconds: float = SHRINK_SECONDS) -> tuple[dict, object]:
+    """The simplest inputs reached from ``inputs`` (on which the learner's output ``raw`` is
+    wrong) by :func:`_simpler` steps that keep the learner's function wrong, with its output
+    there. Greedy: the first simpler candidate that still fails is taken, until none does or
+    ``calls`` calls or ``seconds`` are spent. Each step makes the inputs smaller, their mask
+    fuller or their values rounder, so it ends."""
+    deadline = time.perf_counter() + seconds
+    while calls > 0 and time.perf_counter() < deadline:
+        for candidate in _simpler(inputs):
+            want = _want(ex, candidate)
+            if want is None:  # the reference refuses it
+                continue
+            calls -= 1
+            out = call(candidate)
+            if _wrong(out, want, ex):
+                inputs, raw = candidate, out
+                break
+            if calls <= 0 or time.perf_counter() >= deadline:
+                break
+        else:
+            break
+    return inputs, raw
+
+
+def _inputs_read(shown: object, like: dict) -> dict | None:
+    """Shrunk inputs from phase 1, read strictly: a dict with the same names as ``like``, each
+    value an array of numbers (exactly ``np.ndarray``) or a value of the same exact type as in
+    ``like``; None otherwise."""
+    if type(shown) is not dict or list(shown) != list(like):
+        return None
+    for name, value in shown.items():
+        original = like[name]
+        if type(original) is np.ndarray:
+            if type(value) is not np.ndarray or value.dtype != original.dtype:
+                return None
+        elif type(value) is not type(original):
+            return None
+    return {name: v.copy() if type(v) is np.ndarray else v for name, v in shown.items()}
+
+
+def _described(case: int, inputs: dict, want: object, got: object, reason: str,
+               shrunk: bool = False) -> dict:
+    return {
+        "case": case + 1,
+        "shrunk": shrunk,
+        "inputs": {k: _show(_as_shown(v)) for k, v in inputs.items()},
+        "expected": _show(want),
+        "got": "" if got is None else _show(got),
+        "reason": reason,
+    }
+
+
+def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: int = 0) -> dict:
     """Phase 3 (after the interpreter was put back): the references, compared with the
     learner's outputs of phase 1.
 
-    Returns ``{"total", "passed", "failures": [{"case", "inputs", "expected", "got",
-    "reason"}], "error"}``; at most three failures are described.
+    Returns ``{"total", "passed", "failures": [{"case", "shrunk", "inputs", "expected", "got",
+    "reason"}], "error"}``; one failure is described: the smallest failing case phase 1 found,
+    if the reference confirms it, else the first failing case as drawn.
     """
-    outputs, error = phase1
+    outputs, error, shrunk = (*phase1, None)[:3] if type(phase1) is tuple else ([], "", None)
     error = error if type(error) is str else None if error is None else "the code could not run"
     result: dict = {"total": cases, "passed": 0, "failures": [], "error": error}
     if error:
@@ -182,14 +310,24 @@ def verdict(exercise: str | Exercise, phase1: tuple[list, str | None], cases: in
                 got, reason = None, f"TypeError: {err}"
         if reason is None:
             result["passed"] += 1
-        elif len(result["failures"]) < 3:
-            result["failures"].append({
-                "case": case + 1,
-                "inputs": {k: _show(_as_shown(v)) for k, v in inputs.items()},
-                "expected": _show(want),
-                "got": "" if got is None else _show(got),
-                "reason": reason,
-            })
+        elif not result["failures"]:
+            result["failures"].append(_described(case, inputs, want, got, reason))
+            first_inputs = inputs
+    if result["failures"] and type(shrunk) is tuple and len(shrunk) == 3:
+        case, shrunk_inputs, raw = shrunk
+        small = _inputs_read(shrunk_inputs, first_inputs)
+        if type(case) is int and 0 <= case < cases and small is not None:
+            want = _want(ex, small)
+            if want is not None and type(raw) is Raised:
+                result["failures"] = [_described(case, small, want, None, str.__str__(raw), True)]
+            elif want is not None:
+                try:
+                    got = _to_numpy(raw)
+                    reason = _differs(got, want, ex)
+                except TypeError:
+                    reason = None  # the case as drawn says it better
+                if reason is not None:
+                    result["failures"] = [_described(case, small, want, got, reason, True)]
     return result
 
 

@@ -37,6 +37,20 @@ const STRINGS = {
     checkPassed: (n) => `全部 ${n} 组随机输入都与参考实现一致。`,
     checkFailed: (bad, n) => `${n} 组随机输入中有 ${bad} 组与参考实现不一致：`,
     checkCase: (i) => `第 ${i} 组`,
+    checkShrunk: (i) => `最小的失败输入（由第 ${i} 组随机输入缩小而来）`,
+    // why a case failed, as browser_runtime/check.py words it
+    why: (reason) => {
+      const output = reason.match(/^output (\d+): (.*)$/s);
+      const [head, rest] = output ? [`第 ${output[1]} 个输出：`, output[2]] : ["", reason];
+      return (
+        head +
+        rest
+          .replace(/^values differ at /, "这些位置的数值不同：")
+          .replace(/^values differ$/, "数值不同")
+          .replace(/^shape (\[.*?\]), expected (\[.*?\])$/, "形状为 $1，应为 $2")
+          .replace(/^returned (\d+) value\(s\), expected (\d+)$/, "返回了 $1 个值，应为 $2 个")
+      );
+    },
     inputs: "输入",
     expected: "期望",
     got: "你的结果",
@@ -118,6 +132,8 @@ const STRINGS = {
     checkPassed: (n) => `All ${n} random inputs agree with the reference.`,
     checkFailed: (bad, n) => `${bad} of ${n} random inputs ${plural(bad, "disagrees", "disagree")} with the reference:`,
     checkCase: (i) => `Case ${i}`,
+    checkShrunk: (i) => `Smallest failing input (shrunk from random case ${i})`,
+    why: (reason) => reason,
     inputs: "Inputs",
     expected: "Expected",
     got: "Yours",

@@ -483,9 +483,10 @@ class Cell {
         .map(([k, v]) => `  ${k} = ${String(v).replaceAll("\n", "\n    ")}`)
         .join("\n");
       this.view.write(
-        `\n${t.checkCase(f.case)}\n${t.inputs}:\n${inputs}\n${t.expected}: ${f.expected}\n` +
+        `\n${f.shrunk ? t.checkShrunk(f.case) : t.checkCase(f.case)}\n${t.inputs}:\n${inputs}\n` +
+          `${t.expected}: ${f.expected}\n` +
           (f.got ? `${t.got}: ${f.got}\n` : "") +
-          `${t.reason}: ${f.reason}\n`,
+          `${t.reason}: ${t.why(f.reason)}\n`,
       );
     }
   }

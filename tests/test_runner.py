@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from browser_runtime.check import check
@@ -176,3 +177,60 @@ def test_under_the_torch_layer_shape_mismatch_names_the_shapes(capsys):
         assert not run_cell("import torch\nprint(torch.zeros(2, 5) + torch.zeros(2, 6))\n")
     err = capsys.readouterr().err
     assert "cell, line 2" in err and "RuntimeError" in err and "[2, 5] and [2, 6]" in err
+
+
+# ---- the smallest failing case ------------------------------------------------------------------
+
+
+def _scaled(exercise_id: str) -> str:
+    """A deliberately wrong answer to any exercise: the right one, its result times 1.5."""
+    lesson = LESSONS[exercise_id]
+    name = EXERCISES[exercise_id].function
+    return lesson.exercise(blanked=False) + (
+        f"\n\n_right = {name}\n\n\ndef {name}(*args):\n    out = _right(*args)\n"
+        "    return tuple(o * 1.5 for o in out) if isinstance(out, tuple) else out * 1.5\n"
+    )
+
+
+def _size(inputs: dict) -> int:
+    return sum(v.size for v in inputs.values() if isinstance(v, np.ndarray))
+
+
+@pytest.mark.parametrize("exercise_id", sorted(LESSONS))
+def test_a_wrong_answer_is_shown_on_its_smallest_failing_case(exercise_id):
+    from browser_runtime import check as checker
+
+    ex = EXERCISES[exercise_id]
+    outputs, error, shrunk = checker.learner_outputs(ex, _scaled(exercise_id))
+    assert error is None and shrunk is not None
+    case, small, raw = shrunk
+    drawn = ex.inputs(0, case)
+    # still wrong there, by the reference; no bigger than the case as drawn; rounder or smaller
+    assert checker._wrong(raw, checker._want(ex, small), ex)
+    assert _size(small) <= _size(drawn)
+    simpler = _size(small) < _size(drawn) or any(
+        isinstance(v, np.ndarray) and not np.array_equal(v, drawn[k]) for k, v in small.items()
+    )
+    assert simpler or _size(drawn) <= 2, (drawn, small)
+    result = checker.verdict(ex, (outputs, error, shrunk))
+    (failure,) = result["failures"]
+    assert failure["shrunk"] and failure["case"] == case + 1 and failure["reason"]
+
+
+def test_the_shrunk_case_never_changes_the_count_and_a_forged_one_is_not_shown():
+    from browser_runtime import check as checker
+
+    ex = EXERCISES["ppo/importance_ratio"]
+    outputs, error, shrunk = checker.learner_outputs(ex, _scaled("ppo/importance_ratio"))
+    plain = checker.verdict(ex, (outputs, error, None))
+    shown = checker.verdict(ex, (outputs, error, shrunk))
+    assert plain["passed"] == shown["passed"] < plain["total"]
+    assert not plain["failures"][0]["shrunk"] and shown["failures"][0]["shrunk"]
+    case, small, _ = shrunk
+    # phase 1 ran the learner's code: a "failing case" whose output is in fact right, inputs
+    # with other names, or a dict of another class are not shown; the case as drawn is
+    right = checker._want(ex, small)
+    for forged in [(case, small, right), (case, {"x": small["mask"]}, shrunk[2]),
+                   (case, type("D", (dict,), {})(small), shrunk[2]), (10**6, small, shrunk[2])]:
+        result = checker.verdict(ex, (outputs, error, forged))
+        assert result["failures"] == plain["failures"], forged

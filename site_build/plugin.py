@@ -192,14 +192,14 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
     def on_files(self, files: Files, config: MkDocsConfig) -> Files:
         node = self.root / "node_modules"
         assets = [  # (source folder, glob, destination folder in the site)
-            (self.root / "js", "[!s]*.js", "assets/js"),  # all but sw.js: on_post_build writes it
+            (self.root / "js", "*.js", "assets/js"),  # but sw.js: on_post_build writes it
             (node / "katex" / "dist", "katex.min.css", "assets/katex"),
             (node / "katex" / "dist", "fonts/*.woff2", "assets/katex"),
             (node / "uplot" / "dist", "uPlot.esm.js", "assets/uplot"),
             (node / "uplot" / "dist", "uPlot.min.css", "assets/uplot"),
         ]
         for src_dir, pattern, dest_dir in assets:
-            matches = sorted(src_dir.glob(pattern))
+            matches = sorted(p for p in src_dir.glob(pattern) if p != self.root / "js" / "sw.js")
             if not matches:
                 raise PluginError(f"missing {src_dir / pattern}: run `npm ci`")
             for path in matches:

@@ -5,6 +5,7 @@ phone."""
 from __future__ import annotations
 
 import re
+from html import unescape as html_unescape
 from urllib.parse import urlparse
 
 import pytest
@@ -92,8 +93,11 @@ def _page_words(page, site_url: str, lang: str, path: str) -> list[str]:
     Chinese words as the build's jieba cut them (a Chinese reader types a word, and which
     characters form one depends on the sentence, so the words are read from the index)."""
     if lang == "en/":
-        page.goto(f"{site_url}/{lang}{path}")
-        text = page.locator("article").inner_text()
+        # the page as served (the widgets' own labels, drawn by JavaScript, are not its words)
+        html = page.request.get(f"{site_url}/{lang}{path}").text()
+        article = html.split("<article", 1)[1].split("</article>", 1)[0]
+        article = re.sub(r"<(script|style)\b.*?</\1>", " ", article, flags=re.S)
+        text = html_unescape(re.sub(r"<[^>]+>", " ", article))
         return _sample(set(re.findall(r"\b[A-Za-z][a-z]{3,}\b", text)))
     docs = page.request.get(f"{site_url}/search/search_index.json").json()["docs"]
     text = " ".join(d["text"] for d in docs if d["location"].split("#")[0] == path)
@@ -119,6 +123,18 @@ def test_words_a_page_says_find_that_page(page, site_url, lang):
             # wait for this query's results to replace the idle line
             page.wait_for_function("idle => document.querySelector("
                                    "'.md-search-result__meta').textContent !== idle", arg=idle)
+            # Material draws results ten at a time, more as the list is scrolled: draw them all
+            shown = re.search(r"\d+", meta.inner_text())
+            total = int(shown.group()) if shown else 0
+            items = page.locator(".md-search-result__list > .md-search-result__item")
+            page.wait_for_function(
+                "n => document.querySelectorAll('.md-search-result__list > li').length"
+                " >= Math.min(n, 10)", arg=total)
+            while items.count() < total:
+                page.locator(".md-search__scrollwrap").evaluate("e => e.scrollTo(0, 1e6)")
+                page.wait_for_function(
+                    "n => document.querySelectorAll('.md-search-result__list > li').length > n",
+                    arg=items.count())
             hrefs = page.eval_on_selector_all(
                 ".md-search-result__item > .md-search-result__link",
                 "els => els.map((a) => new URL(a.href).pathname)",

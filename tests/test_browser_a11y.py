@@ -1,0 +1,67 @@
+"""Accessibility in Chromium, checked by axe-core (npm `axe-core`, injected into the page): no
+WCAG 2.1 A or AA violation on any page, in both languages, light and dark, and in the states a
+learner creates: after Run, after a failed Check, with a drill checked, with the demo drawn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .browser import PAGES, new_page
+from .conftest import LESSONS
+from .test_browser_exercises import _fill, _press, one_line
+
+AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
+WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+def violations(page) -> list[tuple[str, int, list[str]]]:
+    """axe-core's WCAG 2.1 A/AA violations of the page as it is now: (rule, nodes, first two)."""
+    if not page.evaluate("typeof axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    found = page.evaluate(
+        "async (tags) => (await axe.run(document, {runOnly: tags})).violations"
+        ".map((v) => [v.id, v.nodes.length, v.nodes.slice(0, 2).map((n) => n.target.join(' '))])",
+        WCAG,
+    )
+    return [tuple(v) for v in found]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_has_no_wcag_violation_in_either_language(chromium, site_url, scheme):
+    page = new_page(chromium, color_scheme=scheme)
+    found = {}
+    for lang in ("", "en/"):
+        for path in PAGES:
+            page.goto(f"{site_url}/{lang}{path}")
+            page.wait_for_load_state("networkidle")  # the demo's charts are drawn by now
+            if path == "s21/demo/":
+                assert page.locator("[data-demo] .uplot").count() == 4
+            if bad := violations(page):
+                found[f"{lang}{path}"] = bad
+    assert not found, found
+    page.context.close()
+
+
+@pytest.mark.parametrize(("lang", "scheme"), [("en/", "light"), ("", "dark")])
+def test_after_run_a_failed_check_and_a_checked_drill_there_is_no_violation(
+    chromium, site_url, lang, scheme
+):
+    page = new_page(chromium, f"{site_url}/{lang}ppo/", color_scheme=scheme)
+    exercise = "ppo/importance_ratio"
+    cell = page.locator(f"[data-runner='{exercise}']")
+    answers = [b.answer for b in LESSONS[exercise].blanks]
+    _fill(cell, answers)
+    _press(page, cell, "run")
+    assert violations(page) == [], "after Run"
+    _fill(cell, [*answers[:-1], f"({one_line(answers[-1])}) * 1.5"])
+    _press(page, cell, "check")
+    assert violations(page) == [], "after a failed Check"
+    drill = page.locator("[data-drill]").first
+    drill.locator("input[data-slot]").first.fill("wrong")
+    drill.locator("[data-action='check']").click()
+    assert drill.locator("input[aria-invalid='true']").count() >= 1
+    assert violations(page) == [], "with a drill checked"
+    assert not page.errors
+    page.context.close()

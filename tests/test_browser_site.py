@@ -5,7 +5,7 @@ phone."""
 from __future__ import annotations
 
 import re
-from html import unescape as html_unescape
+from html.parser import HTMLParser
 from urllib.parse import urlparse
 
 import pytest
@@ -88,17 +88,37 @@ def _sample(words: set[str], n: int = 6) -> list[str]:
     return vocabulary[step // 2::step][:n]
 
 
+class _Text(HTMLParser):
+    """The text of a page's <article>, without scripts and styles."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+        self.depth = 0  # inside <article>
+        self.hidden = 0  # inside <script> or <style>
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        self.depth += tag == "article"
+        self.hidden += tag in ("script", "style")
+
+    def handle_endtag(self, tag: str) -> None:
+        self.depth -= tag == "article"
+        self.hidden -= tag in ("script", "style")
+
+    def handle_data(self, data: str) -> None:
+        if self.depth and not self.hidden:
+            self.parts.append(data)
+
+
 def _page_words(page, site_url: str, lang: str, path: str) -> list[str]:
     """Words of a page as a reader would type them: English words as the page writes them;
     Chinese words as the build's jieba cut them (a Chinese reader types a word, and which
     characters form one depends on the sentence, so the words are read from the index)."""
     if lang == "en/":
         # the page as served (the widgets' own labels, drawn by JavaScript, are not its words)
-        html = page.request.get(f"{site_url}/{lang}{path}").text()
-        article = html.split("<article", 1)[1].split("</article>", 1)[0]
-        article = re.sub(r"<(script|style)\b.*?</\1>", " ", article, flags=re.S)
-        text = html_unescape(re.sub(r"<[^>]+>", " ", article))
-        return _sample(set(re.findall(r"\b[A-Za-z][a-z]{3,}\b", text)))
+        text = _Text()
+        text.feed(page.request.get(f"{site_url}/{lang}{path}").text())
+        return _sample(set(re.findall(r"\b[A-Za-z][a-z]{3,}\b", " ".join(text.parts))))
     docs = page.request.get(f"{site_url}/search/search_index.json").json()["docs"]
     text = " ".join(d["text"] for d in docs if d["location"].split("#")[0] == path)
     return _sample({w for w in re.split(r"[\s\u200b]+", text)

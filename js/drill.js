@@ -92,7 +92,7 @@ class Drill {
   _buildUi() {
     const t = this.t;
     const bar = el("div", { class: "rl-drill-bar" });
-    this.stats = el("span", { class: "rl-drill-stats", "data-drill-stats": "", "aria-live": "polite" });
+    this.stats = el("span", { class: "rl-drill-stats", "data-drill-stats": "", role: "status", "aria-live": "polite" });
     this.select = el("select", { "aria-label": t.drillRatio });
     for (const r of RATIOS) {
       const pct = Math.round(r * 100);
@@ -113,7 +113,9 @@ class Drill {
     this.banner = el("div", { class: "rl-drill-banner", hidden: "", role: "status" });
     this.note = el("div", { class: "rl-drill-note", hidden: "", "aria-live": "polite" });
     this.root.prepend(bar);
-    this.root.append(this.banner, this.note, this.seedLine);
+    // what a wrong slot's aria-describedby points to (read by screen readers; not shown)
+    this.wrongHelp = el("span", { id: `rl-wrong-${this.data.id.replace("/", "-")}`, hidden: "" }, t.drillWrongSlot);
+    this.root.append(this.banner, this.note, this.seedLine, this.wrongHelp);
 
     this.select.addEventListener("change", () => {
       this.ratio = Number(this.select.value) / 100;
@@ -353,6 +355,8 @@ class Drill {
       input.classList.toggle("rl-equivalent", equivalent.has(input));
       input.classList.toggle("rl-wrong", !results[k]);
       input.setAttribute("aria-invalid", String(!results[k]));
+      if (results[k]) input.removeAttribute("aria-describedby");
+      else input.setAttribute("aria-describedby", this.wrongHelp.id);
       if (results[k]) right++;
     });
     const total = this.inputs.length;

@@ -89,7 +89,7 @@ class Cell {
             spellcheck: "false",
             autocomplete: "off",
             autocapitalize: "off",
-            "aria-label": this.t.blankLabel(blanks.length + 1, line),
+            "data-line": String(line),
             size: "8",
           });
           blanks.push(input);
@@ -98,6 +98,10 @@ class Cell {
       });
       node.replaceWith(frag);
     }
+    // each blank says where it is: "Blank 2 of 3 in compute_gae (line 14)"
+    blanks.forEach((input, i) => {
+      input.setAttribute("aria-label", this.t.blankLabel(i + 1, blanks.length, this.data.function, input.dataset.line));
+    });
     return blanks;
   }
 
@@ -141,8 +145,11 @@ class Cell {
       class: "rl-editor",
       spellcheck: "false",
       "aria-label": t.editorLabel,
+      "aria-describedby": `rl-editor-keys-${this.id.replace("/", "-")}`,
       hidden: "",
     });
+    // its keys, under it while it is open (and read with it by screen readers)
+    this.editorKeys = el("p", { class: "rl-editor-keys", id: `rl-editor-keys-${this.id.replace("/", "-")}`, hidden: "" }, t.editorKeys);
     this.buttons = {};
     const bar = el("div", { class: "rl-toolbar", role: "toolbar" });
     for (const [action, label, cls] of [
@@ -157,7 +164,7 @@ class Cell {
       bar.append(b);
     }
     this.buttons.stop.disabled = true;
-    this.status = el("span", { class: "rl-status", "aria-live": "polite" });
+    this.status = el("span", { class: "rl-status", role: "status", "aria-live": "polite" });
     bar.append(this.status);
     this.progress = el("div", { class: "rl-progress", hidden: "" });
     this.progressBar = el("progress", { max: "1" });
@@ -166,7 +173,7 @@ class Cell {
     this.notice = el("div", { class: "rl-notice", hidden: "" });
     this.output = el("pre", { class: "rl-output", "data-output": "", hidden: "", "aria-label": t.output });
     this.view = new OutputView(this.output);
-    this.testBlock.after(this.editor, bar, this.progress, this.notice, this.output);
+    this.testBlock.after(this.editor, this.editorKeys, bar, this.progress, this.notice, this.output);
 
     this.buttons.run.addEventListener("click", () => this.run());
     this.buttons.check.addEventListener("click", () => this.check());
@@ -198,7 +205,14 @@ class Cell {
   }
 
   _editorKey(e) {
-    if (e.key === "Tab" && !e.shiftKey) {
+    // Tab indents; Esc first lets the next Tab (or Shift+Tab) leave the editor: no keyboard trap
+    if (e.key === "Escape") {
+      this.tabLeaves = true;
+      return;
+    }
+    const leave = this.tabLeaves;
+    this.tabLeaves = false;
+    if (e.key === "Tab" && !e.shiftKey && !leave) {
       e.preventDefault();
       const { selectionStart: s, selectionEnd: end, value } = this.editor;
       this.editor.value = value.slice(0, s) + "    " + value.slice(end);
@@ -220,6 +234,7 @@ class Cell {
     }
     this.editing = on;
     this.editor.hidden = !on;
+    this.editorKeys.hidden = !on;
     this.exerciseBlock.hidden = on;
     this.testBlock.hidden = on;
     this.buttons.edit.textContent = on ? this.t.blanksMode : this.t.edit;

@@ -65,3 +65,59 @@ def test_after_run_a_failed_check_and_a_checked_drill_there_is_no_violation(
     assert violations(page) == [], "with a drill checked"
     assert not page.errors
     page.context.close()
+
+
+def test_by_keyboard_alone_a_cell_runs_and_a_drill_explains_a_wrong_slot(chromium, site_url):
+    page = new_page(chromium, f"{site_url}/en/ppo/")
+    exercise = "ppo/compute_gae"
+    cell = page.locator(f"[data-runner='{exercise}']")
+    blanks = cell.locator("input[data-blank]")
+    n = blanks.count()
+    # each blank says where it is
+    labels = [blanks.nth(i).get_attribute("aria-label") for i in range(n)]
+    assert all(label.startswith(f"Blank {i + 1} of {n} in compute_gae (line ")
+               for i, label in enumerate(labels)), labels
+    # fill every blank and press Run with the keyboard only, the focus visible on the way
+    answers = [one_line(b.answer) for b in LESSONS[exercise].blanks]
+    blanks.first.focus()
+    for answer in answers:
+        page.keyboard.type(answer)
+        page.keyboard.press("Tab")
+    path = []  # past the test's code block and its copy button, to Run
+    while page.evaluate("document.activeElement.dataset.action") != "run" and len(path) < 4:
+        path.append(page.evaluate("document.activeElement.outerHTML.slice(0, 60)"))
+        page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.action") == "run", path
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    shadow = page.evaluate("getComputedStyle(document.activeElement).boxShadow")
+    assert outline != "none" or shadow != "none"  # a visible focus ring
+    page.keyboard.press("Enter")
+    page.wait_for_function("el => el.dataset.state === 'idle' && el.querySelector("
+                           "'[data-output]').textContent", arg=cell.element_handle(),
+                           timeout=120_000)
+    assert cell.locator("[role='status']").count() == 1  # the result is announced
+    assert "Â =" in cell.locator("[data-output]").inner_text()
+
+    # the editor is no trap: Tab indents, Esc then Tab leaves, as the line under it says
+    cell.locator("[data-action='edit']").click()
+    editor = cell.locator("textarea")
+    editor.focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.tagName") == "TEXTAREA"
+    keys = page.locator(f"#{editor.get_attribute('aria-describedby')}")
+    assert keys.is_visible() and "Esc" in keys.inner_text()
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.tagName") != "TEXTAREA"
+
+    # a wrong drill slot is invalid and points to an explanation
+    drill = page.locator("[data-drill]").first
+    slot = drill.locator("input[data-slot]").first
+    slot.fill("wrong")
+    slot.press("Control+Enter")  # check from the keyboard
+    assert slot.get_attribute("aria-invalid") == "true"
+    help_id = slot.get_attribute("aria-describedby")
+    assert help_id and page.locator(f"#{help_id}").text_content().strip()
+    assert drill.locator("[data-drill-stats][role='status']").count() == 1
+    assert not page.errors
+    page.context.close()

@@ -67,8 +67,7 @@ TITLE = {"en": "Loss Aggregation", "zh": "损失聚合方式"}  # heading of its
 REFERENCE = "aggregate_loss"  # rl_ops_numpy's function: Check compares with it
 
 
-def inputs(draw):
-    """The arguments of one random case, in the function's parameter order."""
+def inputs(draw):  # one random case: the arguments, in parameter order
     B, T = draw.size()  # batch, response length
     mode = draw.choice(["token-mean", "seq-mean-token-mean",
                         "seq-mean-token-sum", "seq-mean-token-sum-norm"])

@@ -52,8 +52,7 @@ TITLE = {"en": "Group-Relative Advantages", "zh": "组内相对优势"}  # headi
 REFERENCE = "group_advantages"  # rl_ops_numpy's function: Check compares with it
 
 
-def inputs(draw):
-    """The arguments of one random case, in the function's parameter order."""
+def inputs(draw):  # one random case: the arguments, in parameter order
     G = draw.choice([2, 3, 4, 8])  # responses per prompt
     N = G * draw.length(1, 4)  # groups × G
     # verifier scores (0/1: many groups all equal) or a reward model's real numbers

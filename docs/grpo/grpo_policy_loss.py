@@ -69,8 +69,7 @@ TITLE = {"en": "GRPO Policy Loss", "zh": "GRPO 策略损失"}  # heading of its 
 REFERENCE = "grpo_policy_loss"  # rl_ops_numpy's function: Check compares with it
 
 
-def inputs(draw):
-    """The arguments of one random case, in the function's parameter order."""
+def inputs(draw):  # one random case: the arguments, in parameter order
     B, T = draw.size()  # batch, response length
     beta = draw.choice([0.0, 0.04, 0.1])
     return {"new_logprobs": draw.normal((B, T), 0.5), "old_logprobs": draw.normal((B, T), 0.5),

@@ -46,8 +46,7 @@ TITLE = {"en": "Reward-Model Loss", "zh": "奖励模型损失"}  # heading of it
 REFERENCE = "reward_model_loss"  # rl_ops_numpy's function: Check compares with it
 
 
-def inputs(draw):
-    """The arguments of one random case, in the function's parameter order."""
+def inputs(draw):  # one random case: the arguments, in parameter order
     B = draw.length(1, 8)  # preference pairs
     kind = draw.choice(["none", "number", "per pair"])  # of margin
     margin = {"none": None, "number": 1.0, "per pair": draw.lognormal(B, 0.5)}[kind]

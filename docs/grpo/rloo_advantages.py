@@ -43,8 +43,7 @@ TITLE = {"en": "RLOO Advantages", "zh": "RLOO 留一优势"}  # heading of its d
 REFERENCE = "rloo_advantages"  # rl_ops_numpy's function: Check compares with it
 
 
-def inputs(draw):
-    """The arguments of one random case, in the function's parameter order."""
+def inputs(draw):  # one random case: the arguments, in parameter order
     G = draw.choice([2, 3, 4, 8])  # responses per prompt
     N = G * draw.length(1, 4)  # groups × G
     scores = draw.choice([0.0, 1.0], N) if draw.coin() else draw.normal(N)

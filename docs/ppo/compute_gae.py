@@ -72,8 +72,7 @@ REFERENCE = "compute_gae"  # rl_ops_numpy's function: Check compares with it
 TIMEOUT = 15  # seconds a run may take in the browser: a Python loop over T
 
 
-def inputs(draw):
-    """The arguments of one random case, in the function's parameter order."""
+def inputs(draw):  # one random case: the arguments, in parameter order
     B, T = draw.size()  # batch, response length
     return {"rewards": draw.normal((B, T)), "values": draw.normal((B, T)),
             "mask": draw.mask(B, T), "gamma": draw.choice([1.0, 0.99, 0.9]),

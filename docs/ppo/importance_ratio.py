@@ -50,8 +50,7 @@ TITLE = {"en": "Importance Ratio", "zh": "重要性采样比"}  # heading of its
 REFERENCE = "importance_ratio"  # rl_ops_numpy's function: Check compares with it
 
 
-def inputs(draw):
-    """The arguments of one random case, in the function's parameter order."""
+def inputs(draw):  # one random case: the arguments, in parameter order
     B, T = draw.size()  # batch, response length
     return {"new_logprobs": draw.normal((B, T), 0.5), "old_logprobs": draw.normal((B, T), 0.5),
             "mask": draw.mask(B, T)}

@@ -53,8 +53,7 @@ TITLE = {"en": "KL Estimators", "zh": "KL 估计量"}  # heading of its drill
 REFERENCE = "kl_estimators"  # rl_ops_numpy's function: Check compares with it
 
 
-def inputs(draw):
-    """The arguments of one random case, in the function's parameter order."""
+def inputs(draw):  # one random case: the arguments, in parameter order
     B, T = draw.size()  # batch, response length
     q = draw.normal((B, T), 0.5, shift=-1.0)  # log q of the sampled tokens
     return {"p_logprobs": q + draw.normal((B, T), 0.3), "q_logprobs": q}

@@ -55,8 +55,7 @@ TITLE = {"en": "Advantage Whitening", "zh": "优势白化"}  # heading of its dr
 REFERENCE = "masked_whiten"  # rl_ops_numpy's function: Check compares with it
 
 
-def inputs(draw):
-    """The arguments of one random case, in the function's parameter order."""
+def inputs(draw):  # one random case: the arguments, in parameter order
     B, T = draw.size()  # batch, response length
     T = max(T, 2)
     mask = draw.mask(B, T)

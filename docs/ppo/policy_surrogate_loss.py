@@ -61,8 +61,7 @@ TITLE = {"en": "Clipped Surrogate Loss", "zh": "Clipped Surrogate 策略损失"}
 REFERENCE = "policy_surrogate_loss"  # rl_ops_numpy's function: Check compares with it
 
 
-def inputs(draw):
-    """The arguments of one random case, in the function's parameter order."""
+def inputs(draw):  # one random case: the arguments, in parameter order
     B, T = draw.size()  # batch, response length
     return {"new_logprobs": draw.normal((B, T), 0.5), "old_logprobs": draw.normal((B, T), 0.5),
             "advantages": draw.normal((B, T)), "mask": draw.mask(B, T),

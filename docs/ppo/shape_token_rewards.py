@@ -56,8 +56,7 @@ TITLE = {"en": "Token Reward Shaping", "zh": "token 级奖励塑形"}  # heading
 REFERENCE = "shape_token_rewards"  # rl_ops_numpy's function: Check compares with it
 
 
-def inputs(draw):
-    """The arguments of one random case, in the function's parameter order."""
+def inputs(draw):  # one random case: the arguments, in parameter order
     B, T = draw.size()  # batch, response length
     logprobs = draw.normal((B, T), 0.5, shift=-1.0)
     return {"rm_score": draw.normal(B), "logprobs": logprobs,

@@ -59,8 +59,7 @@ TITLE = {"en": "Value Clipped Loss", "zh": "Clipped 价值损失"}  # heading of
 REFERENCE = "value_clipped_loss"  # rl_ops_numpy's function: Check compares with it
 
 
-def inputs(draw):
-    """The arguments of one random case, in the function's parameter order."""
+def inputs(draw):  # one random case: the arguments, in parameter order
     B, T = draw.size()  # batch, response length
     return {"new_values": draw.normal((B, T), 0.5), "old_values": draw.normal((B, T), 0.5),
             "returns": draw.normal((B, T), 0.5), "mask": draw.mask(B, T),

@@ -61,8 +61,7 @@ TITLE = {"en": "GAE", "zh": "GAE"}  # heading of its drill
 REFERENCE = "compute_gae_episode"  # rl_ops_numpy's function: Check compares with it
 
 
-def inputs(draw):
-    """The arguments of one random case, in the function's parameter order."""
+def inputs(draw):  # one random case: the arguments, in parameter order
     T = draw.length(2, 11)  # steps of one episode
     return {"rewards": draw.normal(T), "values": draw.normal(T),
             "next_value": float(draw.normal(())), "gamma": draw.choice([0.99, 1.0, 0.9]),

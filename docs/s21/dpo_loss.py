@@ -55,8 +55,7 @@ TITLE = {"en": "DPO Loss", "zh": "DPO 损失"}  # heading of its drill
 REFERENCE = "dpo_loss"  # rl_ops_numpy's function: Check compares with it
 
 
-def inputs(draw):
-    """The arguments of one random case, in the function's parameter order."""
+def inputs(draw):  # one random case: the arguments, in parameter order
     n = draw.length(1, 7)  # preference pairs
     names = ("log_p_w", "log_p_l", "ref_log_p_w", "ref_log_p_l")  # sequence log-probs
     return {**{k: draw.normal(n, 5.0, shift=-20.0) for k in names},

@@ -47,8 +47,7 @@ TITLE = {"en": "PPO Clipped Objective", "zh": "PPO 裁剪目标"}  # heading of 
 REFERENCE = "ppo_clipped_objective"  # rl_ops_numpy's function: Check compares with it
 
 
-def inputs(draw):
-    """The arguments of one random case, in the function's parameter order."""
+def inputs(draw):  # one random case: the arguments, in parameter order
     n = draw.length()  # samples
     return {"ratio": draw.lognormal(n, 0.4), "advantage": draw.normal(n),
             "clip_epsilon": draw.choice([0.2, 0.1])}

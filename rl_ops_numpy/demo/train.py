@@ -29,7 +29,7 @@ counts of the others.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
@@ -455,6 +455,28 @@ def _whiten(adv: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (adv - mu) / (sigma + 1e-8) * mask
 
 
+def _rollout_metrics(rm_score, k1, k3, mask, entropy: float) -> dict[str, float]:
+    """What PPO and GRPO both log of a rollout: the mean RM score, the KL per word (k1 and k3
+    summed over the response, averaged over words), the entropy, the length in tokens."""
+    return {
+        "rm_score": float(rm_score.mean()),
+        "kl": float((k1 * mask).sum(axis=1).mean()),
+        "kl_k3": float((k3 * mask).sum(axis=1).mean()),
+        "entropy": entropy,
+        "length": float(mask.sum(axis=1).mean()),
+    }
+
+
+def _minibatches(cfg: DemoConfig, n: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """Row indices of each update on a rollout of ``n`` rows: ``ppo_epochs`` passes, each over
+    a fresh permutation in ``ppo_minibatches`` slices."""
+    size = -(-n // cfg.ppo_minibatches)  # rows per minibatch
+    for _ in range(cfg.ppo_epochs):
+        order = rng.permutation(n)
+        for start in range(0, n, size):
+            yield order[start : start + size]
+
+
 def ppo_step(
     cfg: DemoConfig,
     actor: TinyLM,
@@ -484,37 +506,27 @@ def ppo_step(
     # H(π_t) = −Σ_v π_t(v) log π_t(v), averaged over response tokens
     entropy = _masked_mean(TinyLM.entropy(logp), m)
     # --- learning: several epochs of minibatch updates on the same rollout ---
-    B = cfg.ppo_batch  # words in the rollout
-    size = -(-B // cfg.ppo_minibatches)  # words per minibatch
     pl, vl, cf = [], [], []
-    for _ in range(cfg.ppo_epochs):
-        order = rng.permutation(B)
-        for start in range(0, B, size):
-            idx = order[start : start + size]
-            mb = batch.take(idx)
-            # actor: L^CLIP = mean max(−Âρ, −Â clip(ρ, 1−ε, 1+ε)), one Adam step
-            loss, grads, clipfrac = policy_loss_and_grads(
-                actor, mb, old_lp[idx], adv[idx], cfg.clip_range, tau
-            )
-            opt_actor.step(grads)
-            # critic: L^V = ½ mean max((V − R)², (V_clip − R)²), one Adam step
-            v_loss, v_grads = value_loss_and_grads(
-                critic, mb, old_v[idx], returns[idx], cfg.clip_range_value
-            )
-            opt_critic.step(v_grads)
-            pl.append(loss)
-            vl.append(v_loss)
-            cf.append(clipfrac)
+    for idx in _minibatches(cfg, cfg.ppo_batch, rng):
+        mb = batch.take(idx)
+        # actor: L^CLIP = mean max(−Âρ, −Â clip(ρ, 1−ε, 1+ε)), one Adam step
+        loss, grads, clipfrac = policy_loss_and_grads(
+            actor, mb, old_lp[idx], adv[idx], cfg.clip_range, tau
+        )
+        opt_actor.step(grads)
+        # critic: L^V = ½ mean max((V − R)², (V_clip − R)²), one Adam step
+        v_loss, v_grads = value_loss_and_grads(
+            critic, mb, old_v[idx], returns[idx], cfg.clip_range_value
+        )
+        opt_critic.step(v_grads)
+        pl.append(loss)
+        vl.append(v_loss)
+        cf.append(clipfrac)
     return {
-        "rm_score": float(rm_score.mean()),
-        # KL per word: Σ_t k_t over the response, averaged over words
-        "kl": float((k1 * m).sum(axis=1).mean()),
-        "kl_k3": float((k3 * m).sum(axis=1).mean()),
-        "entropy": entropy,
+        **_rollout_metrics(rm_score, k1, k3, m, entropy),
         "policy_loss": float(np.mean(pl)),
         "value_loss": float(np.mean(vl)),
         "clipfrac": float(np.mean(cf)),
-        "length": float(m.sum(axis=1).mean()),
     }
 
 
@@ -603,29 +615,20 @@ def grpo_step(
     ref_lp, _ = ref.token_logprobs(batch, tau)  # [N, T]
     k1, _, k3 = kl_estimators(ref_lp, old_lp)
     entropy = _masked_mean(TinyLM.entropy(logp), m)
-    # --- learning: the clipped surrogate with β·k3 in the loss ---
-    N = len(prompts)  # words in the rollout
-    size = -(-N // cfg.ppo_minibatches)  # words per minibatch
+    # --- learning: the clipped surrogate with β·k3 in the loss, in PPO's minibatches ---
     losses = []
-    for _ in range(cfg.ppo_epochs):
-        order = rng.permutation(N)
-        for start in range(0, N, size):
-            idx = order[start : start + size]
-            loss, grads = grpo_loss_and_grads(
-                actor, batch.take(idx), old_lp[idx], adv[idx], ref_lp[idx], cfg
-            )
-            opt.step(grads)
-            losses.append(loss)
+    for idx in _minibatches(cfg, len(prompts), rng):
+        loss, grads = grpo_loss_and_grads(
+            actor, batch.take(idx), old_lp[idx], adv[idx], ref_lp[idx], cfg
+        )
+        opt.step(grads)
+        losses.append(loss)
     groups = rm_score.reshape(-1, G)
     return {
-        "rm_score": float(rm_score.mean()),
-        "kl": float((k1 * m).sum(axis=1).mean()),
-        "kl_k3": float((k3 * m).sum(axis=1).mean()),
-        "entropy": entropy,
+        **_rollout_metrics(rm_score, k1, k3, m, entropy),
         "policy_loss": float(np.mean(losses)),
         # share of groups whose words all scored the same: no signal, advantage 0
         "flat_groups": float(np.mean(groups.max(axis=1) == groups.min(axis=1))),
-        "length": float(m.sum(axis=1).mean()),
     }
 # --8<-- [end:grpo_step]
 

@@ -289,7 +289,9 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
     "reason"}], "error"}``; one failure is described: the smallest failing case phase 1 found,
     if the reference confirms it, else the first failing case as drawn.
     """
-    outputs, error, shrunk = (*phase1, None)[:3] if type(phase1) is tuple else ([], "", None)
+    if type(phase1) is not tuple:
+        phase1 = ([], "the code could not run")
+    outputs, error, shrunk = (*phase1, None)[:3]
     error = error if type(error) is str else None if error is None else "the code could not run"
     result: dict = {"total": cases, "passed": 0, "failures": [], "error": error}
     if error:

@@ -59,6 +59,9 @@ export function saveJSON(key, value) {
   }
 }
 
+/** localStorage: exercise id -> {version} once its Check passed (runner.js writes, progress.js reads). */
+export const SOLVED = "rl-ops/solved/";
+
 /** A plain object (not null, not an array). */
 export const isRecord = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 

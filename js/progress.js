@@ -3,10 +3,9 @@
 // reset. Markup (written by the site build, `<!-- rl:progress -->`): <div data-progress><script
 // class="rl-progress-data">[{href, title, exercises: [{id, title}]}]</script></div>.
 
-import { el, isRecord, loadJSON, mountAll, saveJSON } from "./dom.js";
+import { SOLVED, el, isRecord, loadJSON, mountAll, saveJSON } from "./dom.js";
 import { strings } from "./i18n.js";
 
-export const SOLVED = "rl-ops/solved/"; // + exercise id: {version}, written by runner.js
 const DRILL = "rl-ops/drill/"; // + exercise id: {best, attempts}, written by drill.js
 const DRILL_MISSES = DRILL + "misses";
 

@@ -11,9 +11,8 @@
 // The highlighted code is only shown (its _____ become inputs); the program is built from the
 // data. Learner text and program output are only ever inserted with textContent.
 
-import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, saveJSON } from "./dom.js";
+import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, SOLVED, saveJSON } from "./dom.js";
 import { describeOutcome, strings } from "./i18n.js";
-import { SOLVED } from "./progress.js";
 import { python } from "./runtime.js";
 
 const BLANK = "_____";

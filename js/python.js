@@ -19,7 +19,8 @@
 const workerURL = new URL("./worker.js", import.meta.url);
 const ACK_MS = 5000; // a live worker acknowledges a job at once; Python only runs after the ack
 const STALL_MS = 30000; // loading may be slow, but not silent this long
-const INTERRUPT_GRACE_MS = 3000; // an interrupted job may take this long to end (C code never sees it)
+export const INTERRUPT_GRACE_MS = 5000; // an interrupted job's code may take this long to end (C code never sees it)
+export const SIGNAL_AGAIN_MS = 250; // Stop repeats its interrupt this often until the code ends
 
 /** The states of a job and the moves between them. */
 export const JOB_STATES = {
@@ -131,10 +132,16 @@ export class PythonRuntime {
       job.move(state);
       return;
     }
-    if (job.state === "running" && this.current.interrupt && this.loaded) {
-      this.current.stopping = state;
-      this.current.interrupt[0] = 2; // SIGINT: Python raises KeyboardInterrupt at the next bytecode
-      this.current.grace = setTimeout(() => this._replace(state), INTERRUPT_GRACE_MS);
+    const current = this.current;
+    if (job.state === "running" && current.interrupt && this.loaded && !current.ended) {
+      current.stopping = state;
+      // SIGINT: Python raises KeyboardInterrupt at its next check of the buffer. Said again until
+      // the code ends: a KeyboardInterrupt that lands in a finaliser, or in the learner's own
+      // `except`, is swallowed there
+      const signal = () => (current.interrupt[0] = 2);
+      signal();
+      current.timers.signal = setInterval(signal, SIGNAL_AGAIN_MS);
+      current.grace = setTimeout(() => this._replace(state), INTERRUPT_GRACE_MS);
       return;
     }
     this._replace(state); // not isolated, or still loading: end the worker, and the job with it
@@ -172,7 +179,7 @@ export class PythonRuntime {
   }
 
   _clearTimers(current) {
-    for (const t of Object.values(current.timers)) clearTimeout(t);
+    for (const t of Object.values(current.timers)) clearTimeout(t); // clears intervals too
     clearTimeout(current.grace);
   }
 
@@ -198,6 +205,13 @@ export class PythonRuntime {
       this._watch(current, "quiet", job.options.quietMs);
     } else if (msg.type === "output") {
       job.options.onOutput?.(msg);
+    } else if (msg.type === "ended") {
+      // the code is over and the worker puts the interpreter back: not a stuck job any more
+      current.ended = true;
+      clearInterval(current.timers.signal);
+      clearTimeout(current.grace);
+      clearTimeout(current.timers.limit);
+      this._watch(current, "quiet", STALL_MS); // putting the interpreter back takes milliseconds
     } else if (msg.type === "event") {
       this._watch(current, "quiet", job.options.quietMs);
       job.options.onEvent?.(msg.data);

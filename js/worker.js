@@ -13,6 +13,8 @@
 //                   {id, type: "output", cut, partial?}        that many characters were left out
 //                                                               (partial: so far, while it goes on)
 //                   {id, type: "event", data}                  a value the demo emitted
+//                   {id, type: "ended"}                        the job's code ended (Stop has
+//                                                               nothing left to interrupt)
 //                   {id, type: "done", outcome, restart}       outcome: {ok, result?, failure?}
 //
 // A failure's kind is "load" (part of the runtime could not be fetched or started; `what`
@@ -370,13 +372,15 @@ async function execute(msg, output) {
     }
     throw new Error(`unknown job kind ${kind}`);
   } finally {
+    // from here on only the site's code runs: Stop no longer reaches Python, and says so
+    if (msg.interrupt) py.setInterruptBuffer(undefined);
+    send({ id, type: "ended" });
     jobRunning = false;
     try {
       py.runPython("import sys\nsys.stdout.flush()\nsys.stderr.flush()");
     } catch {
       /* a stream the learner replaced or closed: restore below puts it back or says so */
     }
-    if (msg.interrupt) py.setInterruptBuffer(undefined);
   }
 }
 

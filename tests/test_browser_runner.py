@@ -158,6 +158,28 @@ def test_stop_interrupts_in_place_when_cross_origin_isolated(chromium, built_sit
         context.close()
 
 
+def test_stop_is_said_again_when_the_learners_code_swallows_the_interrupt(chromium, built_site):
+    swallow = (
+        "try:\n    while True:\n        pass\nexcept KeyboardInterrupt:\n"
+        "    print('caught once')\nwhile True:\n    pass\n"
+    )
+    with serve(built_site["dir"], headers=ISOLATED) as url:
+        context = chromium.new_context()
+        page = context.new_page()
+        page.goto(f"{url}/en/ppo/")
+        _edit_and_run(page, 'print("warm")\n')
+        _wait_output(page, "warm")
+        _wait_idle(page)
+        _edit_and_run(page, swallow)
+        page.locator(f"{CELL}[data-state='running']").wait_for()
+        page.locator(f"{CELL} [data-action='stop']").click()
+        _wait_idle(page)
+        out = page.locator(f"{CELL} [data-output]").text_content()
+        assert "caught once" in out and "Stopped." in out and "restart" not in out, out
+        assert _workers_started(page) == 1
+        context.close()
+
+
 def test_blanks_and_edits_survive_a_reload_and_reset_clears_them(page):
     root = page.locator(CELL)
     root.locator("input[data-blank]").nth(0).fill("new_logprobs - old_logprobs")

@@ -40,7 +40,9 @@ class FakeWorker {
 globalThis.Worker = FakeWorker;
 globalThis.self = globalThis;
 
-const { JOB_STATES, Job, PythonRuntime } = await import("../../js/python.js");
+const { INTERRUPT_GRACE_MS, JOB_STATES, Job, PythonRuntime, SIGNAL_AGAIN_MS } = await import(
+  "../../js/python.js"
+);
 
 /** Let messages on the ports and promise callbacks run (setImmediate is never mocked here). */
 async function settle(until = () => true) {
@@ -231,18 +233,64 @@ describe("PythonRuntime", () => {
   });
 
   test("an interrupt that does not land within the grace period ends the worker", async () => {
-    mock.timers.enable({ apis: ["setTimeout"] });
+    mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
     const rt = runtime({ isolated: true });
     const job = rt.run("time.sleep(99)", []);
     const { worker, msg } = await sent();
+    worker.send({ id: msg.id, type: "ack" });
     worker.send({ type: "progress", ready: true });
     worker.send({ id: msg.id, type: "started" });
     await settle();
     rt.stop(job);
-    mock.timers.tick(3000);
+    mock.timers.tick(INTERRUPT_GRACE_MS);
     const outcome = await job.done;
     assert.equal(outcome.state, "stopped");
     assert.equal(worker.terminated, true);
+  });
+
+  test("a swallowed interrupt is said again until the code ends, then never", async () => {
+    mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const rt = runtime({ isolated: true });
+    const job = rt.run("try:\n  while True: pass\nexcept KeyboardInterrupt: pass", []);
+    const { worker, msg } = await sent();
+    worker.send({ id: msg.id, type: "ack" });
+    worker.send({ type: "progress", ready: true });
+    worker.send({ id: msg.id, type: "started" });
+    await settle();
+    rt.stop(job);
+    msg.interrupt[0] = 0; // Python read the buffer (and the learner's `except` ate the error)
+    mock.timers.tick(SIGNAL_AGAIN_MS);
+    assert.equal(msg.interrupt[0], 2); // said again
+    msg.interrupt[0] = 0;
+    worker.send({ id: msg.id, type: "ended" });
+    await settle();
+    mock.timers.tick(SIGNAL_AGAIN_MS * 4);
+    assert.equal(msg.interrupt[0], 0); // the site's own code runs now: left alone
+    worker.send({ id: msg.id, type: "done", outcome: { ok: false } });
+    const outcome = await job.done;
+    assert.equal(outcome.state, "stopped");
+    assert.equal(outcome.interrupted, true);
+  });
+
+  test("the grace period covers the learner's code, not putting the interpreter back", async () => {
+    mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const rt = runtime({ isolated: true });
+    const job = rt.run("while True: pass", []);
+    const { worker, msg } = await sent();
+    worker.send({ id: msg.id, type: "ack" });
+    worker.send({ type: "progress", ready: true });
+    worker.send({ id: msg.id, type: "started" });
+    await settle();
+    rt.stop(job);
+    worker.send({ id: msg.id, type: "ended" });
+    await settle();
+    mock.timers.tick(INTERRUPT_GRACE_MS * 2); // a slow machine: restoring takes long
+    assert.equal(worker.terminated, false);
+    worker.send({ id: msg.id, type: "done", outcome: { ok: false } });
+    const outcome = await job.done;
+    assert.equal(outcome.state, "stopped");
+    assert.equal(outcome.restarted, undefined);
+    assert.equal(worker.terminated, false);
   });
 
   test("running -> timed-out: the limit counts from `started`", async () => {

@@ -11,12 +11,18 @@ download costs nothing, and the caches would have nothing to save.
 Drill (issue 5): interactive (inputs present) within 50 ms of DOMContentLoaded; its own JavaScript
 and CSS under 30 KB; nothing fetched until a check needs Python.
 
+Pages and the editor (issue 15): each page's weight before any intent, gzipped (HTML and every
+file it fetches, gzipped at level 6 as a web server would); the bytes Edit adds (prism-code-editor
+and its CSS; target: under 30 KB gzipped, and none of it before Edit) and the time from the
+click to the editor in place over the emulated network.
+
 A learner's output flood: the main thread's longest block and the page's memory while
 ``while True: print('y')`` runs until its time limit.
 """
 
 from __future__ import annotations
 
+import gzip
 import re
 import statistics
 import subprocess
@@ -249,6 +255,64 @@ def flood(b, url: str) -> bool:
     return all(ok for _, ok in targets)
 
 
+def _gzipped(site: Path, url: str, names: list[str]) -> int:
+    """Bytes of the site's files behind ``names`` (URLs under ``url``), gzipped one by one."""
+    total = 0
+    for name in names:
+        path = name.removeprefix(url).split("?")[0].split("#")[0].lstrip("/")
+        file = site / path
+        if path == "" or path.endswith("/"):
+            file = site / path / "index.html"
+        if file.is_file():
+            total += len(gzip.compress(file.read_bytes(), 6))
+    return total
+
+
+def editor(b, url: str, slow: str, site: Path) -> bool:
+    from tests.browser import PAGES
+
+    names = {}
+    for lang in ("", "en/"):
+        for path in PAGES:
+            context = b.new_context(service_workers="block")
+            page = context.new_page()
+            page.goto(f"{url}/{lang}{path}")
+            page.wait_for_load_state("networkidle")
+            names[lang + path] = [f"{url}/{lang}{path}", *page.evaluate(
+                "performance.getEntriesByType('resource').map(e => e.name)")]
+            context.close()
+    for page_path, fetched in names.items():
+        print(f"page /{page_path}: {_gzipped(site, url, fetched) / 1024:.0f} KB gzipped in "
+              f"{len(fetched)} requests before any intent")
+    early = [n for fetched in names.values() for n in fetched if "prism-code-editor" in n
+             or "editor.css" in n]
+
+    context = b.new_context(service_workers="block")
+    page = context.new_page()
+    page.goto(f"{slow}/en/ppo/")
+    page.wait_for_load_state("networkidle")
+    before = set(page.evaluate("performance.getEntriesByType('resource').map(e => e.name)"))
+    t0 = time.perf_counter()
+    page.locator(f"{CELL} [data-action='edit']").click()
+    page.locator(f"{CELL} .prism-code-editor").wait_for()
+    ms = (time.perf_counter() - t0) * 1000
+    page.wait_for_load_state("networkidle")
+    added = [n for n in page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
+             if n not in before]
+    context.close()
+    raw = sum((site / n.removeprefix(slow).lstrip("/")).stat().st_size for n in added)
+    gz = _gzipped(site, slow, added)
+    print(f"Edit adds {len(added)} files: {raw / 1024:.1f} KB, {gz / 1024:.1f} KB gzipped; "
+          f"click to editor {ms:.0f} ms over the emulated network")
+    targets = [
+        ("no editor bytes before Edit", not early),
+        ("the editor under 30 KB gzipped", gz < 30 * 1024),
+    ]
+    for label, ok in targets:
+        print(f"target: {label}: {'PASS' if ok else 'FAIL'}")
+    return all(ok for _, ok in targets)
+
+
 def main() -> bool:
     site = build_site()
     start = time.perf_counter()
@@ -258,7 +322,9 @@ def main() -> bool:
         ok_runner = runner(b, slow)
         print("-- drill")
         ok_drill = drill(b, url)
+        print("-- pages and the code editor")
+        ok_editor = editor(b, url, slow, site)
         print("-- a learner's output flood")
         ok_flood = flood(b, url)
     print(f"({time.perf_counter() - start:.0f} s)")
-    return ok_runner and ok_drill and ok_flood
+    return ok_runner and ok_drill and ok_editor and ok_flood

@@ -12,6 +12,7 @@
 // data. Learner text and program output are only ever inserted with textContent.
 
 import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, SOLVED, saveJSON } from "./dom.js";
+import { Editor } from "./editor.js";
 import { describeOutcome, strings } from "./i18n.js";
 import { python } from "./runtime.js";
 
@@ -140,15 +141,10 @@ class Cell {
 
   _buildUi() {
     const t = this.t;
-    this.editor = el("textarea", {
-      class: "rl-editor",
-      spellcheck: "false",
-      "aria-label": t.editorLabel,
-      "aria-describedby": `rl-editor-keys-${this.id.replace("/", "-")}`,
-      hidden: "",
-    });
+    const keysId = `rl-editor-keys-${this.id.replace("/", "-")}`;
+    this.editor = new Editor({ label: t.editorLabel, describedBy: keysId, onRun: () => this.run() });
     // its keys, under it while it is open (and read with it by screen readers)
-    this.editorKeys = el("p", { class: "rl-editor-keys", id: `rl-editor-keys-${this.id.replace("/", "-")}`, hidden: "" }, t.editorKeys);
+    this.editorKeys = el("p", { class: "rl-editor-keys", id: keysId, hidden: "" }, t.editorKeys);
     this.buttons = {};
     const bar = el("div", { class: "rl-toolbar", role: "toolbar" });
     for (const [action, label, cls] of [
@@ -172,7 +168,7 @@ class Cell {
     this.notice = el("div", { class: "rl-notice", hidden: "" });
     this.output = el("pre", { class: "rl-output", "data-output": "", hidden: "", "aria-label": t.output });
     this.view = new OutputView(this.output);
-    this.testBlock.after(this.editor, this.editorKeys, bar, this.progress, this.notice, this.output);
+    this.testBlock.after(this.editor.root, this.editorKeys, bar, this.progress, this.notice, this.output);
 
     this.buttons.run.addEventListener("click", () => this.run());
     this.buttons.check.addEventListener("click", () => this.check());
@@ -196,31 +192,10 @@ class Cell {
         if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) this.run();
       });
     }
-    this.editor.addEventListener("keydown", (e) => this._editorKey(e));
   }
 
   _fit(input) {
     input.size = Math.max(8, input.value.length + 1);
-  }
-
-  _editorKey(e) {
-    // Tab indents; Esc first lets the next Tab (or Shift+Tab) leave the editor: no keyboard trap
-    if (e.key === "Escape") {
-      this.tabLeaves = true;
-      return;
-    }
-    const leave = this.tabLeaves;
-    this.tabLeaves = false;
-    if (e.key === "Tab" && !e.shiftKey && !leave) {
-      e.preventDefault();
-      const { selectionStart: s, selectionEnd: end, value } = this.editor;
-      this.editor.value = value.slice(0, s) + "    " + value.slice(end);
-      this.editor.selectionStart = this.editor.selectionEnd = s + 4;
-      this._save();
-    } else if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
-      e.preventDefault();
-      this.run();
-    }
   }
 
   /** Switch between the blanks and a free editor, which starts from the exercise as filled in
@@ -229,7 +204,7 @@ class Cell {
     if (on) {
       // read the blanks before switching: program() reads the editor once editing is on
       this.editor.value = text ?? (this.editor.value || this.program().code);
-      this.editor.rows = Math.min(40, lineCount(this.editor.value) + 1);
+      this.editor.enhance(); // the real editor, fetched now (the textarea serves meanwhile)
     }
     this.editing = on;
     this.editor.hidden = !on;

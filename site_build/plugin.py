@@ -6,7 +6,8 @@
   manifest, ``site_build.wheel``) and the demo's sample run. Every problem found is a clear
   error naming the file.
 - ``on_files``: publish what is not a page: our ``js/`` modules, KaTeX's CSS and fonts, uPlot,
-  Pyodide, the wheel, and each chapter's ``exercise.py`` and ``solution.py`` downloads.
+  the code editor's modules (``site_build.es_modules``), Pyodide, the wheel, and each
+  chapter's ``exercise.py`` and ``solution.py`` downloads.
 - ``on_page_markdown``: expand the page directives (``<!-- rl:exercise ppo/compute_gae -->``).
 - ``on_post_page``: drop the head's hreflang links (see there why).
 - ``on_post_build``: write the service worker (``site_build.service_worker``).
@@ -33,12 +34,17 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
-from . import pyodide_dist, service_worker, wheel, write_atomic
+from . import es_modules, pyodide_dist, service_worker, wheel, write_atomic
 from .directives import DirectiveError, directives, expand, placed
 from .katex import Katex, KatexError, KatexExtension
 from .lessons import Lesson, download, find_lessons
 
 LANGUAGES = ("zh", "en")  # the first is the default: its pages carry .zh.md or no suffix
+# Edit mode's editor (js/editor.js imports these): served as the package ships them, with
+# what they import, and loaded only when a learner opens Edit
+EDITOR_DIST = "prism-code-editor/dist"
+EDITOR_ENTRIES = ["index.js", "extensions/commands/index.js", "languages/python.js",
+                  "prism/languages/python.js", "layout.css"]
 
 
 class RlOpsConfig(base.Config):
@@ -205,6 +211,13 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
             for path in matches:
                 _add(files, config, f"{dest_dir}/{path.relative_to(src_dir).as_posix()}",
                      source=path)
+        try:
+            editor = es_modules.closure(node / EDITOR_DIST, EDITOR_ENTRIES)
+        except es_modules.ModuleError as err:
+            raise PluginError(str(err)) from err
+        for name in editor:
+            _add(files, config, f"assets/prism-code-editor/{name}",
+                 source=node / EDITOR_DIST / name)
         _add(files, config, f"assets/wheels/{self.wheel[0]}", content=self.wheel[1])
         if self.pyodide:
             for name, source in self.pyodide.items():

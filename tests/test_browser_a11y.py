@@ -1,6 +1,7 @@
 """Accessibility in Chromium, checked by axe-core (npm `axe-core`, injected into the page): no
 WCAG 2.1 A or AA violation on any page, in both languages, light and dark, and in the states a
-learner creates: after Run, after a failed Check, with a drill checked, with the demo drawn."""
+learner creates: after Run, after a failed Check, with a drill checked, in Edit mode, with the
+demo drawn."""
 
 from __future__ import annotations
 
@@ -63,6 +64,10 @@ def test_after_run_a_failed_check_and_a_checked_drill_there_is_no_violation(
     drill.locator("[data-action='check']").click()
     assert drill.locator("input[aria-invalid='true']").count() >= 1
     assert violations(page) == [], "with a drill checked"
+    cell.locator("[data-action='edit']").click()
+    cell.locator(".prism-code-editor").wait_for()
+    cell.locator("textarea").focus()
+    assert violations(page) == [], "in Edit mode, with the code editor focused"
     assert not page.errors
     page.context.close()
 
@@ -100,6 +105,7 @@ def test_by_keyboard_alone_a_cell_runs_and_a_drill_explains_a_wrong_slot(chromiu
 
     # the editor is no trap: Tab indents, Esc then Tab leaves, as the line under it says
     cell.locator("[data-action='edit']").click()
+    cell.locator(".prism-code-editor").wait_for()
     editor = cell.locator("textarea")
     editor.focus()
     page.keyboard.press("Tab")

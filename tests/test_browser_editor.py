@@ -25,7 +25,6 @@ def test_the_editor_is_fetched_only_when_a_learner_opens_edit(chromium, site_url
     page = new_page(chromium, f"{site_url}/en/ppo/")
     fetched = []
     page.on("request", lambda r: fetched.append(r.url) if EDITOR_FILES in r.url else None)
-    page.wait_for_timeout(300)
     assert fetched == []  # reading and filling blanks costs no editor bytes
     editor = _open_editor(page)
     assert any(url.endswith("/index.js") for url in fetched)
@@ -113,10 +112,10 @@ def test_without_the_editor_files_the_plain_textarea_serves_and_loses_nothing(ch
     page = new_page(chromium, f"{site_url}/en/ppo/")
     page.context.route(f"**{EDITOR_FILES}**", lambda route: route.abort("internetdisconnected"))
     root = cell(page, EXERCISE)
-    root.locator("[data-action='edit']").click()
+    with page.expect_event("requestfailed"):  # the editor's first file
+        root.locator("[data-action='edit']").click()
     plain = root.locator("textarea.rl-editor-plain")
     plain.wait_for()
-    page.wait_for_timeout(500)  # the failed fetch has come back
     assert root.locator(".prism-code-editor").count() == 0
     plain.fill("if True:\n")
     plain.focus()
@@ -132,4 +131,13 @@ def test_without_the_editor_files_the_plain_textarea_serves_and_loses_nothing(ch
     root.locator("[data-action='edit']").click()
     root.locator(".prism-code-editor").wait_for()
     assert _value(page) == "if True:\n    print('plain')"
+    assert not page.errors
+
+
+def test_on_a_390px_phone_the_open_editor_scrolls_inside_itself_not_the_page(chromium, site_url):
+    page = new_page(chromium, f"{site_url}/ppo/", viewport={"width": 390, "height": 844})
+    _open_editor(page, "ppo/compute_gae")
+    box = cell(page, "ppo/compute_gae").locator(".prism-code-editor")
+    assert box.evaluate("e => e.scrollWidth > e.clientWidth")  # long lines: it scrolls itself
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert not page.errors

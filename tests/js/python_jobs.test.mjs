@@ -71,6 +71,18 @@ async function sent() {
   return { worker, msg: worker.jobs.at(-1) };
 }
 
+/** A job of `code` on an isolated page (an interrupt buffer), acknowledged and running. */
+async function runningIsolated(code) {
+  const rt = runtime({ isolated: true });
+  const job = rt.run(code, []);
+  const { worker, msg } = await sent();
+  worker.send({ id: msg.id, type: "ack" });
+  worker.send({ type: "progress", ready: true });
+  worker.send({ id: msg.id, type: "started" });
+  await settle();
+  return { rt, job, worker, msg };
+}
+
 beforeEach(() => {
   workers.length = 0;
 });
@@ -234,13 +246,7 @@ describe("PythonRuntime", () => {
 
   test("an interrupt that does not land within the grace period ends the worker", async () => {
     mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
-    const rt = runtime({ isolated: true });
-    const job = rt.run("time.sleep(99)", []);
-    const { worker, msg } = await sent();
-    worker.send({ id: msg.id, type: "ack" });
-    worker.send({ type: "progress", ready: true });
-    worker.send({ id: msg.id, type: "started" });
-    await settle();
+    const { rt, job, worker, msg } = await runningIsolated("time.sleep(99)");
     rt.stop(job);
     mock.timers.tick(INTERRUPT_GRACE_MS);
     const outcome = await job.done;
@@ -250,13 +256,7 @@ describe("PythonRuntime", () => {
 
   test("a swallowed interrupt is said again until the code ends, then never", async () => {
     mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
-    const rt = runtime({ isolated: true });
-    const job = rt.run("try:\n  while True: pass\nexcept KeyboardInterrupt: pass", []);
-    const { worker, msg } = await sent();
-    worker.send({ id: msg.id, type: "ack" });
-    worker.send({ type: "progress", ready: true });
-    worker.send({ id: msg.id, type: "started" });
-    await settle();
+    const { rt, job, worker, msg } = await runningIsolated("try:\n  while True: pass\nexcept KeyboardInterrupt: pass");
     rt.stop(job);
     msg.interrupt[0] = 0; // Python read the buffer (and the learner's `except` ate the error)
     mock.timers.tick(SIGNAL_AGAIN_MS);
@@ -274,13 +274,7 @@ describe("PythonRuntime", () => {
 
   test("the grace period covers the learner's code, not putting the interpreter back", async () => {
     mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
-    const rt = runtime({ isolated: true });
-    const job = rt.run("while True: pass", []);
-    const { worker, msg } = await sent();
-    worker.send({ id: msg.id, type: "ack" });
-    worker.send({ type: "progress", ready: true });
-    worker.send({ id: msg.id, type: "started" });
-    await settle();
+    const { rt, job, worker, msg } = await runningIsolated("while True: pass");
     rt.stop(job);
     worker.send({ id: msg.id, type: "ended" });
     await settle();

@@ -79,7 +79,7 @@ export class Editor {
   }
 
   focus() {
-    (this.code?.textarea ?? this.textarea).focus({ preventScroll: false });
+    (this.code?.textarea ?? this.textarea).focus();
   }
 
   _fit() {

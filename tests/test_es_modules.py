@@ -19,7 +19,7 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
     return tmp_path
 
 
-def test_every_form_of_static_and_dynamic_import_is_read():
+def test_every_form_of_static_and_dynamic_import_is_read(tmp_path):
     text = """import { a as b, c } from "./one.js";
 import * as ns from './two.js';
 import "./three.js";
@@ -28,9 +28,7 @@ export * from "./five.js";
 const m = import("./six.js");
 var notAnImport = "import it";
 """
-    path = Path(__import__("tempfile").mkdtemp()) / "m.js"
-    path.write_text(text, encoding="utf-8")
-    assert imports(path) == ["./one.js", "./two.js", "./three.js", "../four.js", "./five.js",
+    assert imports(_package(tmp_path, {"m.js": text}) / "m.js") == ["./one.js", "./two.js", "./three.js", "../four.js", "./five.js",
                              "./six.js"]
 
 

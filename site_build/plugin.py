@@ -8,7 +8,8 @@
 - ``on_files``: publish what is not a page: our ``js/`` modules, KaTeX's CSS and fonts, uPlot,
   the code editor's modules (``site_build.es_modules``), Pyodide, the wheel, and each
   chapter's ``exercise.py`` and ``solution.py`` downloads.
-- ``on_page_markdown``: expand the page directives (``<!-- rl:exercise ppo/compute_gae -->``).
+- ``on_page_markdown``: write the pinned library versions (``{{verl}}``, ``site_build.pins``)
+  and expand the page directives (``<!-- rl:exercise ppo/compute_gae -->``).
 - ``on_post_page``: drop the head's hreflang links (see there why).
 - ``on_post_build``: write the service worker (``site_build.service_worker``).
 
@@ -34,7 +35,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
-from . import es_modules, pyodide_dist, service_worker, wheel, write_atomic
+from . import es_modules, pins, pyodide_dist, service_worker, wheel, write_atomic
 from .directives import DirectiveError, directives, expand, placed
 from .katex import Katex, KatexError, KatexExtension
 from .lessons import Lesson, download, find_lessons
@@ -104,6 +105,7 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         self.root = Path(config.config_file_path).resolve().parent
+        self.pins = pins.load()
         docs = Path(config.docs_dir)
         try:
             self.lessons = {lesson.id: lesson for lesson in find_lessons(docs)}
@@ -234,10 +236,11 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
 
     def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files):
         try:
+            markdown = pins.substitute(markdown, page.file.src_path, self.pins)
             return expand(markdown, page.file.src_path, page_language(page.file.src_path),
                           self.lessons, lambda: self.demo_html,
                           lambda lang: progress_widget(self.chapters, lang))
-        except DirectiveError as err:
+        except (DirectiveError, ValueError) as err:
             raise PluginError(str(err)) from err
 
     def on_post_page(self, output: str, page: Page, config: MkDocsConfig) -> str:

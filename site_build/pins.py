@@ -1,0 +1,50 @@
+"""The library versions the site compares with (``peers/pins.toml``), written into the pages.
+
+A page writes ``{{verl}}``, ``{{trl}}`` or ``{{openrlhf}}`` where it states what a library does;
+the build replaces it with the library's name and pinned version ("verl 0.9.1"), so the version
+is typed once, in the pin file, for every page. An unknown ``{{name}}`` is a build error naming
+the page and line.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+PINS = Path(__file__).resolve().parent.parent / "peers" / "pins.toml"
+PLACEHOLDER_RE = re.compile(r"\{\{\s*([a-z]+)\s*\}\}")
+
+
+@dataclass(frozen=True)
+class Pin:
+    key: str  # "verl": the placeholder's name and the PyPI package
+    name: str  # "verl", "TRL", "OpenRLHF": how pages spell it
+    version: str
+    wheel: str
+    sha256: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.version}"
+
+
+def load(path: Path = PINS) -> dict[str, Pin]:
+    """Every pinned library by key, in the file's order."""
+    table = tomllib.loads(path.read_text(encoding="utf-8"))
+    return {key: Pin(key=key, **fields) for key, fields in table.items()}
+
+
+def substitute(markdown: str, page: str, pins: dict[str, Pin]) -> str:
+    """``markdown`` with each ``{{key}}`` replaced by the pinned library's label."""
+
+    def label(m: re.Match) -> str:
+        key = m.group(1)
+        if key not in pins:
+            line = markdown.count("\n", 0, m.start()) + 1
+            raise ValueError(f"{page}:{line}: {m.group(0)} names no pinned library; "
+                             f"known: {', '.join('{{' + k + '}}' for k in pins)}")
+        return pins[key].label
+
+    return PLACEHOLDER_RE.sub(label, markdown)

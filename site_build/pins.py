@@ -1,6 +1,6 @@
 """The library versions the site compares with (``peers/pins.toml``), written into the pages.
 
-A page writes ``{{verl}}``, ``{{trl}}`` or ``{{openrlhf}}`` where it states what a library does;
+A page writes ``{{verl}}``, ``{{trl}}``, ``{{openrlhf}}`` or ``{{trl_ppo}}`` where it states what a library does;
 the build replaces it with the library's name and pinned version ("verl 0.9.1"), so the version
 is typed once, in the pin file, for every page. An unknown ``{{name}}`` is a build error naming
 the page and line.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PINS = Path(__file__).resolve().parent.parent / "peers" / "pins.toml"
-PLACEHOLDER_RE = re.compile(r"\{\{\s*([a-z]+)\s*\}\}")
+PLACEHOLDER_RE = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """The library versions the site compares with (``peers/pins.toml``), written into the pages.
 
-A page writes ``{{verl}}``, ``{{trl}}``, ``{{openrlhf}}`` or ``{{trl_ppo}}`` where it states what a library does;
-the build replaces it with the library's name and pinned version ("verl 0.9.1"), so the version
-is typed once, in the pin file, for every page. An unknown ``{{name}}`` is a build error naming
-the page and line.
+A page writes ``{{verl}}``, ``{{trl}}``, ``{{openrlhf}}`` or ``{{trl_ppo}}`` where it states what
+a library does; the build replaces it with the library's name and pinned version ("verl 0.9.1"),
+so the version is typed once, in the pin file, for every page. An unknown ``{{name}}`` is a build
+error naming the page and line.
 """
 
 from __future__ import annotations

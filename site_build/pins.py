@@ -2,8 +2,10 @@
 
 A page writes ``{{verl}}``, ``{{trl}}``, ``{{openrlhf}}`` or ``{{trl_ppo}}`` where it states what
 a library does; the build replaces it with the library's name and pinned version ("verl 0.9.1"),
-so the version is typed once, in the pin file, for every page. An unknown ``{{name}}`` is a build
-error naming the page and line.
+so the version is typed once, in the pin file, for every page; ``{{verl.src}}`` becomes the address
+of that release's source tree, for links to a file
+(``[core_algos.py]({{verl.src}}/verl/trainer/ppo/core_algos.py)``). An unknown ``{{name}}`` is a
+build error naming the page and line.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PINS = Path(__file__).resolve().parent.parent / "peers" / "pins.toml"
-PLACEHOLDER_RE = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
+PLACEHOLDER_RE = re.compile(r"\{\{\s*([a-z_]+)(\.src)?\s*\}\}")
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,7 @@ class Pin:
     key: str  # "verl": the placeholder's name and the PyPI package
     name: str  # "verl", "TRL", "OpenRLHF": how pages spell it
     version: str
+    source: str  # the release's source tree, "{version}" filled in by load()
     wheel: str
     sha256: str
 
@@ -33,7 +36,11 @@ class Pin:
 def load(path: Path = PINS) -> dict[str, Pin]:
     """Every pinned library by key, in the file's order."""
     table = tomllib.loads(path.read_text(encoding="utf-8"))
-    return {key: Pin(key=key, **fields) for key, fields in table.items()}
+    pins = {}
+    for key, fields in table.items():
+        source = fields.pop("source").format(version=fields["version"])
+        pins[key] = Pin(key=key, source=source, **fields)
+    return pins
 
 
 def substitute(markdown: str, page: str, pins: dict[str, Pin]) -> str:
@@ -45,6 +52,6 @@ def substitute(markdown: str, page: str, pins: dict[str, Pin]) -> str:
             line = markdown.count("\n", 0, m.start()) + 1
             raise ValueError(f"{page}:{line}: {m.group(0)} names no pinned library; "
                              f"known: {', '.join('{{' + k + '}}' for k in pins)}")
-        return pins[key].label
+        return pins[key].source if m.group(2) else pins[key].label
 
     return PLACEHOLDER_RE.sub(label, markdown)

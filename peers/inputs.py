@@ -1,0 +1,50 @@
+"""Seeded inputs for the parity vectors, exactly representable on every CPU.
+
+Every number is a NumPy ``default_rng(seed)`` draw rounded to a multiple of 2⁻¹⁰ and smaller than
+2¹³ in magnitude, so it is exact in float32 and float64 and the same on every machine; the
+libraries' outputs then differ between CPUs only by their own rounding (exp, log, sums).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+STEP = 2.0**-10  # the grid every input lies on
+DTYPES = {"float32": np.float32, "float64": np.float64}
+
+# one row per mask layout: B = 6 rows, T = 8 tokens
+LAYOUT_ROWS = {
+    "full": [1, 1, 1, 1, 1, 1, 1, 1],
+    "right": [1, 1, 1, 1, 1, 0, 0, 0],
+    "left": [0, 0, 0, 1, 1, 1, 1, 1],
+    "holes": [1, 1, 0, 1, 0, 0, 1, 1],
+    "one token": [0, 0, 1, 0, 0, 0, 0, 0],
+    "empty": [0, 0, 0, 0, 0, 0, 0, 0],
+}
+
+
+def grid(rng: np.random.Generator, shape, scale: float, dtype=np.float64) -> np.ndarray:
+    """Normal draws of std ``scale``, rounded to multiples of 2⁻¹⁰."""
+    return (np.round(rng.normal(0.0, scale, shape) / STEP) * STEP).astype(dtype)
+
+
+def mask(layouts: list[str], dtype=np.float64) -> np.ndarray:
+    """``[len(layouts), 8]``: one row of each named layout."""
+    return np.array([LAYOUT_ROWS[name] for name in layouts], dtype=dtype)
+
+
+ALL_LAYOUTS = list(LAYOUT_ROWS)
+NONEMPTY = [name for name in ALL_LAYOUTS if name != "empty"]
+
+
+def log_ratio_extremes(rng: np.random.Generator, shape, dtype=np.float64) -> np.ndarray:
+    """Log-ratios on the grid with ±5 and ±30 planted in the first row (ρ = e^±5, e^±30)."""
+    d = grid(rng, shape, 0.3, dtype)
+    flat = d.reshape(-1)
+    flat[: 4] = np.array([5.0, -5.0, 30.0, -30.0], dtype)
+    return d
+
+
+def scores(rng: np.random.Generator, n: int, dtype=np.float64) -> np.ndarray:
+    """``[n]`` scores on a 1/8 grid in [−2, 2] (ties happen)."""
+    return (rng.integers(-16, 17, n) / 8.0).astype(dtype)

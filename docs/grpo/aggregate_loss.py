@@ -3,12 +3,12 @@ import torch
 
 
 def aggregate_loss(loss_mat, mask, mode="token-mean", horizon=None):
-    """Reduce a per-token loss to one number, as verl's agg_loss does.
+    """Reduce a per-token loss to one number, as verl 0.9.1's agg_loss does.
 
     Args:
         loss_mat: [B, T] per-token loss
         mask:     [B, T] 1 on response tokens
-        mode:     "token-mean", "seq-mean-token-mean",
+        mode:     "token-mean", "token-sum", "seq-mean-token-mean",
                   "seq-mean-token-sum" or "seq-mean-token-sum-norm"
         horizon:  the constant of "seq-mean-token-sum-norm" (T if None)
     Returns:
@@ -20,6 +20,9 @@ def aggregate_loss(loss_mat, mask, mode="token-mean", horizon=None):
     if mode == "token-mean":
         # TODO 1: Σ m·ℓ / Σ m, every token weighs the same
         return loss_mat.sum() / mask.sum().clamp(min=1)
+    if mode == "token-sum":
+        # Σ m·ℓ, no division: the loss grows with the number of tokens
+        return loss_mat.sum()
 
     tokens = mask.sum(dim=1)  # [B] n_b, tokens per response
     if mode == "seq-mean-token-mean":
@@ -54,7 +57,7 @@ def weight(b, mode):
     return aggregate_loss(one, mask, mode).item()
 
 
-for mode in ["token-mean", "seq-mean-token-mean",
+for mode in ["token-mean", "token-sum", "seq-mean-token-mean",
              "seq-mean-token-sum", "seq-mean-token-sum-norm"]:
     loss = aggregate_loss(loss_mat, mask, mode).item()
     print(f"{mode:<24} loss {loss:+.3f}   per token:"

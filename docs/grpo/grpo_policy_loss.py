@@ -36,8 +36,9 @@ def grpo_policy_loss(new_logprobs, old_logprobs, advantages, mask,
     if beta > 0:
         # d = log π_ref − log π_θ, 0 on padding
         d = (ref_logprobs - new_logprobs).masked_fill(mask == 0, 0.0)
-        # TODO 4: + β·k3, k3 = e^d − d − 1
-        loss = loss + beta * (d.exp() - d - 1)
+        # TODO 4: + β·k3, k3 = (e^d − 1) − d with expm1 (PPO Ex. 5): exact
+        # for tiny d, where e^d − d − 1 in float32 can come out negative
+        loss = loss + beta * (torch.expm1(d) - d)
 
     # token-mean (Ex. 3); masked_fill, not × mask: 0 × NaN is NaN
     loss = loss.masked_fill(mask == 0, 0.0)

@@ -27,9 +27,9 @@ def compute_gae(rewards, values, mask, gamma=1.0, lam=0.95):
         # TODO 3: Â_t = δ_t + γλ Â_{t+1}
         gae_t = delta + gamma * lam * gae
 
+        real = mask[:, t] == 1  # is token t in the response?
         # TODO 4: on padding the running Â stays as it was (torch.where:
         # a multiply by the mask would let a NaN there through)
-        real = mask[:, t] == 1
         gae = torch.where(real, gae_t, gae)
 
         # TODO 5: the same for V: the next real token's value

@@ -3,7 +3,7 @@ import torch
 
 
 def masked_whiten(values, mask, shift_mean=True):
-    """Whiten over the response tokens of the whole batch, as TRL and verl do.
+    """Whiten over the response tokens of the whole batch, as verl 0.9.1 does.
 
     (x − mean) / sqrt(var + 1e-8), with the mean and the unbiased variance
     taken over the tokens where mask is 1.

@@ -30,8 +30,9 @@ def shape_token_rewards(rm_score, logprobs, ref_logprobs, response_mask,
     # TODO 4: add the RM score on that token only
     token_rewards[batch_idx, last_idx] += rm_score
 
-    # nothing outside the response
-    return token_rewards * response_mask
+    # nothing outside the response: masked_fill, not × mask (padding may
+    # hold a −inf log-prob, and 0 × NaN is NaN)
+    return token_rewards.masked_fill(response_mask == 0, 0.0)
 # --8<-- [end:exercise]
 
 
@@ -48,6 +49,13 @@ rewards = shape_token_rewards(rm_score, logprobs, ref_logprobs,
 print(f"token_rewards =\n{rewards}")
 print(f"token_rewards[0, 5] = {rewards[0, 5]:.3f}  (= 1.5 - 0.05·k)")
 print(f"token_rewards[1, 4] = {rewards[1, 4]:.3f}  (= -0.3 - 0.05·k)")
+
+# padding may hold −inf (a log-prob of 0, as in Ex. 1): the rewards stay
+# the same, 0 there
+logprobs[0, 0] = ref_logprobs[0, 0] = -float("inf")
+padded = shape_token_rewards(rm_score, logprobs, ref_logprobs,
+                             response_mask, kl_coef=0.05)
+print(f"−inf at [0, 0]: the same rewards: {torch.equal(padded, rewards)}")
 # --8<-- [end:test]
 
 

@@ -22,16 +22,13 @@ def compute_gae(rewards, values, next_value=0.0, gamma=0.99,
     gae = 0.0
 
     for t in reversed(range(T)):
-        # V(s_{t+1}): after the last step it is next_value
-        if t == T - 1:
-            next_v = next_value
-        else:
-            next_v = values[t + 1]
+        # TODO 1: V(s_{t+1}): next_value after the last step, else values[t + 1]
+        next_v = next_value if t == T - 1 else values[t + 1]
 
-        # TODO 1: δ_t = r_t + γ V(s_{t+1}) − V(s_t)
+        # TODO 2: δ_t = r_t + γ V(s_{t+1}) − V(s_t)
         delta = rewards[t] + gamma * next_v - values[t]
 
-        # TODO 2: Â_t = δ_t + γλ Â_{t+1}
+        # TODO 3: Â_t = δ_t + γλ Â_{t+1}
         gae = delta + gamma * gae_lambda * gae
 
         advantages[t] = gae

@@ -4,22 +4,22 @@ import torch
 
 def ppo_clipped_objective(ratio, advantage, clip_epsilon=0.2):
     """PPO's clipped objective, to maximise:
-    E[min(r·Â, clip(r, 1 − ε, 1 + ε)·Â)]
+    E[min(ρ·Â, clip(ρ, 1 − ε, 1 + ε)·Â)]
 
     Args:
-        ratio:     probability ratios r = π_θ / π_old, any shape
+        ratio:     probability ratios ρ = π_θ / π_old, any shape
         advantage: advantages Â, the same shape
         clip_epsilon: ε
     Returns:
         the objective, a 0-d tensor
     """
-    # TODO 1: the unclipped objective r·Â
+    # TODO 1: the unclipped objective ρ·Â
     surr1 = ratio * advantage
 
-    # TODO 2: keep r inside [1 − ε, 1 + ε]
+    # TODO 2: keep ρ inside [1 − ε, 1 + ε]
     clipped_ratio = torch.clamp(ratio, 1 - clip_epsilon, 1 + clip_epsilon)
 
-    # TODO 3: the clipped objective clip(r)·Â
+    # TODO 3: the clipped objective clip(ρ)·Â
     surr2 = clipped_ratio * advantage
 
     # TODO 4: the smaller of the two, averaged
@@ -33,11 +33,12 @@ ratio = torch.tensor([0.5, 1.0, 1.5, 2.0, 3.0])
 print(f"ρ = {ratio.tolist()}, ε = 0.2")
 for a in (1.0, -1.0):
     advantage = torch.full_like(ratio, a)
-    per_item = torch.min(ratio * advantage,
-                         torch.clamp(ratio, 0.8, 1.2) * advantage)
+    # the objective of each ρ alone, then of all five
+    per_item = [ppo_clipped_objective(ratio[i:i + 1], advantage[i:i + 1])
+                for i in range(len(ratio))]
     objective = ppo_clipped_objective(ratio, advantage, clip_epsilon=0.2)
     print(f"Â = {a:+g}: min(ρÂ, clip(ρ)Â) ="
-          f" {[round(x, 4) for x in per_item.tolist()]},"
+          f" {[round(x.item(), 4) for x in per_item]},"
           f" L^CLIP = {objective.item():.4f}")
 # --8<-- [end:test]
 

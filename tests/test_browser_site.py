@@ -61,6 +61,25 @@ def test_chinese_search_finds_a_chinese_term(page, site_url):
 
 
 @pytest.mark.parametrize("lang", ["", "en/"])
+@pytest.mark.parametrize("word", ["arxiv", "verl", "trl", "grpo", "deepseekmath"])
+def test_a_name_typed_in_lower_case_finds_the_page_that_cites_it(page, site_url, lang, word):
+    # "arXiv" and "DeepSeekMath" are one word each in the index (no camelCase split), and search
+    # ignores case: the GRPO page cites all five names
+    page.goto(f"{site_url}/{lang}")
+    page.wait_for_load_state("networkidle")
+    page.locator("label.md-search__icon, .md-search__input").first.click()
+    box = page.locator(".md-search__input")
+    box.fill(word)
+    box.press("End")  # Material searches on key events; fill() alone types no key
+    page.locator(".md-search-result__item").first.wait_for(timeout=10000)
+    hrefs = page.eval_on_selector_all(
+        ".md-search-result__item > .md-search-result__link",
+        "els => els.map((a) => new URL(a.href).pathname)",
+    )
+    assert f"/{lang}grpo/" in hrefs, hrefs
+
+
+@pytest.mark.parametrize("lang", ["", "en/"])
 def test_at_390_px_pages_fit_and_every_control_is_44_px_tall(chromium, site_url, lang):
     context = chromium.new_context(viewport={"width": 390, "height": 844})
     page = context.new_page()

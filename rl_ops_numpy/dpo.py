@@ -26,11 +26,11 @@ def dpo_loss(log_p_w, log_p_l, ref_log_p_w, ref_log_p_l, beta: float = 0.1):
         The loss of each pair, shaped like the inputs. ``ln 2`` where the margin is 0.
 
     ``-log σ(z)`` is computed as ``logaddexp(0, -z)`` (softplus), exact and finite for any
-    finite ``z``: at ``z = -1000`` it is 1000, where ``-log(sigmoid(z))`` is ``inf``. TRL's
-    default "sigmoid" loss is the same formula (with optional label smoothing), β = 0.1;
-    OpenRLHF's ``DPOLoss`` computes it with PyTorch's stable ``F.logsigmoid``, with the same
-    optional label smoothing and an IPO variant. Both return the batch mean; this returns each
-    pair's loss.
+    finite ``z``: at ``z = -1000`` it is 1000, where ``-log(sigmoid(z))`` is ``inf``. TRL 1.16.0's
+    default DPO loss (``loss_type=["sigmoid"]``, β = 0.1) is this formula, computed with
+    ``-F.logsigmoid``; OpenRLHF 0.11.2's ``DPOLoss`` is the same with optional label smoothing
+    (0 by default) and an IPO variant. Both return the batch mean; this returns each pair's
+    loss.
     """
     beta = number("beta", beta, low=0, above=True)
     w, lo, rw, rl = as_float_arrays(

@@ -3,8 +3,8 @@ r"""Generalized Advantage Estimation (GAE), for token batches and for single epi
 $$\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t),\qquad
   \hat A_t = \delta_t + \gamma\lambda\,\hat A_{t+1}$$
 
-Unrolled, $\hat A_t = \sum_{k\ge t} (\gamma\lambda)^{k-t}\delta_k$: a reverse discounted sum. The
-lesson walks over time in Python; here the sum is a blockwise scan (one matrix product inside
+Unrolled, $\hat A_t = \sum_{k\ge t} (\gamma\lambda)^{k-t}\delta_k$: a reverse discounted sum.
+Instead of a Python loop over time, the sum is a blockwise scan (one matrix product inside
 blocks of ``_BLOCK`` steps, one small product across blocks), which is exact up to float rounding
 and runs at a small multiple of the cost of copying the arrays (``make bench``: about 7×).
 
@@ -203,11 +203,16 @@ def compute_gae(rewards, values, mask, gamma: float = 1.0, lam: float = 0.95):
     No padding leaks into a response token: the result on a row's response tokens equals the
     result on those tokens alone, whatever the layout. The source material's loop takes
     ``values[:, t+1]`` and the padded rewards as they are, so with right padding the last response
-    token bootstraps from a padded value. verl's ``compute_gae_advantage_return`` carries the
-    running value and advantage through masked positions, as here; TRL and OpenRLHF zero values and
-    rewards on padding first and then use ``values[:, t+1]``, right for right padding only. TRL
-    and verl whiten the advantages inside the function and OpenRLHF later in its replay buffer;
-    this reference, like the lesson, returns them unwhitened.
+    token bootstraps from a padded value.
+
+    verl 0.9.1's ``compute_gae_advantage_return`` carries the running value and advantage
+    through masked positions, as here, so its returns agree on every layout, holes included; it
+    then whitens the advantages (``masked_whiten``) before returning them, where this reference
+    returns them unwhitened (``masked_whiten(advantages, mask)`` gives verl's on response
+    tokens). OpenRLHF 0.11.2's ``get_advantages_and_returns`` zeroes values and rewards on
+    padding and then uses ``values[:, t+1]``: right for right- and left-padded rows, not for
+    rows with holes (the token before a hole bootstraps from 0 and the advantage after it is
+    discounted across the hole).
     """
     r, v, real = token_arrays(rewards=rewards, values=values, mask=mask)
     gamma, lam = number("gamma", gamma, low=0, high=1), number("lam", lam, low=0, high=1)
@@ -258,7 +263,7 @@ def compute_gae_episode(
 
     CleanRL's PPO stores ``dones[t]`` as "the observation at step t starts a new episode" and
     cuts with ``1 − dones[t+1]`` (``next_done`` for the last step); its ``dones[1:]`` followed by
-    ``next_done`` is this function's ``dones``. The LLM libraries (TRL, verl, OpenRLHF) need no
+    ``next_done`` is this function's ``dones``. The LLM libraries need no
     ``dones``: one response is one episode, see :func:`compute_gae`.
     """
     r, v = as_float_arrays(rewards=rewards, values=values)

@@ -7,14 +7,10 @@ Shapes: ``N = groups × group_size`` is one score per sampled response, each gro
 ``B`` is the batch (responses) and ``T`` the response length in tokens of ``[B, T]`` tensors, whose
 mask holds 1 on response tokens and 0 on padding (any layout: left-, right-padded, with holes).
 
-Sources compared in the docstrings (read for this module): verl's ``verl/trainer/ppo/core_algos.py``
-(``compute_grpo_outcome_advantage``, ``compute_rloo_outcome_advantage``,
-``compute_reinforce_plus_plus_outcome_advantage``, ``agg_loss``, ``compute_policy_loss_vanilla``,
-``kl_penalty``) and ``verl/utils/torch_functional.py`` (``masked_whiten``); TRL's
-``trl/trainer/grpo_trainer.py`` (``_generate_and_score_completions``, ``_compute_loss``),
-``trl/trainer/grpo_config.py`` and ``trl/trainer/utils.py`` (``masked_whiten``); OpenRLHF's
-experience maker and ``PolicyLoss``. verl's ``agg_loss`` has changed over time; both versions
-are described where they differ.
+What the docstrings say about verl, TRL and OpenRLHF is true of the versions pinned in
+``peers/pins.toml`` (verl 0.9.1, TRL 1.16.0, OpenRLHF 0.11.2) and tested against their own code:
+``make peers`` runs the libraries' functions and ``tests/test_peers.py`` compares these
+references with the results, including each difference stated here.
 """
 
 from __future__ import annotations
@@ -47,6 +43,7 @@ __all__ = [
 # verl's loss_agg_mode values, in the order the docstring of aggregate_loss explains them
 LOSS_AGG_MODES = (
     "token-mean",
+    "token-sum",
     "seq-mean-token-mean",
     "seq-mean-token-sum",
     "seq-mean-token-sum-norm",
@@ -111,23 +108,24 @@ def group_advantages(
 
     ValueError if ``group_size`` is not an integer ≥ 2 or ``N`` is not a multiple of it.
 
-    The std is the unbiased one (``ddof=1``), as ``torch.std`` computes it in TRL, verl and
-    OpenRLHF. A group with equal scores is set to 0 explicitly: the naive formula gives
-    (rounding error of the mean) / ε there, which is not small. In float32 the mean of seven
-    copies of 1000.1 is off by one ulp (6.1e-5), the std comes out as 6.6e-5 instead of 0, and
-    PyTorch's ``(s − s.mean()) / (s.std() + 1e-6)`` returns −0.91 for every response of a group
-    that holds no signal. Statistics are taken in float64 here and the result cast back.
+    The std is the unbiased one (``ddof=1``). A group with equal scores is set to 0 explicitly:
+    the plain formula gives (rounding error of the mean) / ε there, which is not small. Scores of
+    0 and 1 do not show it (their mean is exact); equal non-dyadic scores do: for eight float32
+    copies of 0.7, verl 0.9.1's ``compute_grpo_outcome_advantage`` returns +0.056 for every
+    response of a group that holds no signal, and for seven float32 copies of 1000.1 it returns
+    −0.91. Statistics are taken in float64 here and the result cast back.
 
-    TRL (``GRPOTrainer._generate_and_score_completions``) subtracts the group mean and then
-    divides according to ``scale_rewards``: "group" (the default; the group's std, as here),
-    "batch" (the std of all N scores of the batch, the mean staying per group), or "none" (no
-    division, Dr. GRPO; older TRL had ``scale_rewards: bool``). Its ε is a fixed 1e-4; verl's
-    ``compute_grpo_outcome_advantage`` takes ``epsilon=1e-6`` (the default here) and
-    ``norm_adv_by_std_in_grpo`` (False for Dr. GRPO); OpenRLHF's "group_norm" adds 1e-9 and its
-    "dr_grpo" subtracts the mean only. verl finds groups by a prompt id (``index``) rather than
-    by position, gives a group of one response mean 0 and std 1 (where this raises), and returns
-    the advantage already broadcast to ``[B, T]`` × mask; here :func:`grpo_policy_loss` takes
-    the ``[B]`` vector and broadcasts it.
+    verl 0.9.1's ``compute_grpo_outcome_advantage`` is this formula with ``torch.std`` (unbiased),
+    ``epsilon=1e-6`` and ``norm_adv_by_std_in_grpo`` (False: the mean is only subtracted, Dr.
+    GRPO). It finds groups by a prompt id (``index``) rather than by position, gives a group of
+    one response mean 0 and std 1 (its advantage is ``s/(1 + ε)``; here that raises), and returns
+    the advantage broadcast to ``[B, T]`` × mask; here :func:`grpo_policy_loss` takes the ``[B]``
+    vector and broadcasts it. TRL 1.16.0's ``GRPOTrainer._generate_and_score_completions`` takes
+    contiguous groups of ``num_generations``, subtracts the group mean and divides by
+    ``std + 1e-4`` (its ``nanstd``, unbiased) according to ``scale_rewards``: "group" (the
+    default; the group's std, as here with ``eps=1e-4``), "batch" (the std of all N scores of
+    the batch, the mean staying per group), or "none" (no division, Dr. GRPO). OpenRLHF 0.11.2's
+    "group_norm" estimator divides by ``std + 1e-9`` and its "dr_grpo" subtracts the mean only.
     """
     s, g = _groups(scores, group_size)
     eps = number("eps", eps, low=0)
@@ -159,13 +157,17 @@ def rloo_advantages(scores: npt.ArrayLike, group_size: int) -> np.ndarray:
 
     The baseline of response ``i`` does not contain ``s_i``, so it is independent of the
     response it is subtracted from (an unbiased baseline); it is the group mean scaled by
-    ``G/(G−1)``, so RLOO is Dr. GRPO's advantage made slightly larger. verl's
-    ``compute_rloo_outcome_advantage`` computes the scaled form
-    ``s·G/(G−1) − mean·G/(G−1)`` and leaves a group of one response its raw score (this raises);
-    OpenRLHF's "rloo" uses ``(sum − s)/(G − 1)`` as here. TRL's older ``RLOOTrainer``
-    (``trl/trainer/rloo_trainer.py``) lays the samples out strided, not contiguous
-    (``rlhf_reward.reshape(args.rloo_k, -1)``: sample ``k`` of prompt ``p`` at ``k·P + p``);
-    reorder such scores before calling this.
+    ``G/(G−1)``, so RLOO is Dr. GRPO's advantage made slightly larger.
+
+    verl 0.9.1's ``compute_rloo_outcome_advantage`` computes the scaled form
+    ``s·G/(G−1) − mean·G/(G−1)``, groups by prompt id, and leaves a group of one response its
+    raw score (this raises). TRL 1.16.0's ``RLOOTrainer`` takes contiguous groups of
+    ``num_generations`` and uses ``(sum − s)/(G − 1)`` as here, after subtracting
+    ``beta · Σ_t k1`` (``beta = 0.05`` by default; k1 = log π_old − log π_ref summed over each
+    response's tokens) from each score: its KL penalty is in the reward, per sequence;
+    ``normalize_advantages`` (default False) then divides by the batch's ``std + 1e-4``.
+    OpenRLHF 0.11.2's "rloo" estimator uses ``(sum − s)/(G − 1)`` too. None of them sets an
+    equal group to exactly 0: their result there is the rounding error of the sum.
     """
     s, g = _groups(scores, group_size)
     G = g.shape[1]  # responses per prompt
@@ -203,16 +205,17 @@ def reinforce_pp_advantages(
 
     A masked position neither adds its reward nor breaks the carry, and does not count as a
     discount step: a row's result equals the result on its response tokens alone, whatever the
-    layout (as :func:`compute_gae` does). verl's ``compute_reinforce_plus_plus_outcome_advantage``
-    runs ``running = r_t + γ·running; returns[:, t] = running; running *= mask[:, t]`` ("reset
-    after EOS"), then ``masked_whiten(returns, mask) * mask``. On the response tokens of a row
-    whose tokens are one run (right, left or both-side padding) this gives exactly the same
-    advantages and returns, whatever padding holds. They differ in two places: with holes inside
-    a row verl's reset cuts the carry, so the tokens before a hole ignore every reward after it
-    (here it passes through); and verl does not mask its returns, so with left padding the
-    position just before the response holds ``r + γ·G`` of the first token (0 here). verl also
-    raises (``masked_var``) when the batch has fewer than two response tokens; here that gives
-    zeros. OpenRLHF whitens with the biased variance instead (see :func:`masked_whiten`).
+    layout (as :func:`compute_gae` does).
+
+    verl 0.9.1's ``compute_reinforce_plus_plus_outcome_advantage`` does exactly this: at a masked
+    position it keeps the running return unchanged (``running = new·m + running·(1 − m)``), so
+    the return passes through holes undiscounted, and it stores ``new·m``, so its returns are 0
+    on padding; then ``masked_whiten(returns, mask) * mask``. Advantages and returns agree with
+    this function on every layout, holes included. (Older verl reset the running return after
+    each masked position and did not mask the returns.) The one difference: verl 0.9.1's
+    ``masked_var`` raises ValueError when the batch has fewer than two response tokens; here
+    that gives zeros (one token's variance is taken as 0). OpenRLHF 0.11.2's "reinforce"
+    estimator whitens with the biased variance instead (see :func:`masked_whiten`).
     """
     r, real = token_arrays(token_rewards=token_rewards, mask=mask)
     gamma = number("gamma", gamma, low=0, high=1)
@@ -249,6 +252,9 @@ def _aggregate(x: np.ndarray, real: np.ndarray, mode: str, horizon: float | None
     if mode == "token-mean":
         # Σ m·ℓ / Σ m
         return float(x.sum(dtype=np.float64) / max(1, np.count_nonzero(real)))
+    if mode == "token-sum":
+        # Σ m·ℓ
+        return float(x.sum(dtype=np.float64))
     tokens = np.count_nonzero(real, axis=1)  # [B] response tokens per row
     row_sum = x.sum(axis=1, dtype=np.float64)  # [B] Σ_t m·ℓ of each row
     has = tokens > 0  # rows with no token are left out of the sequence means
@@ -271,13 +277,15 @@ def aggregate_loss(
     mode: str = "token-mean",
     horizon: float | None = None,
 ) -> float:
-    r"""Reduce a per-token loss to one number, as verl's ``agg_loss`` does for its four modes.
+    r"""Reduce a per-token loss to one number, as verl 0.9.1's ``agg_loss`` does (five modes).
 
     With $\ell_{bt}$ the loss, $m_{bt}$ the mask, $n_b = \sum_t m_{bt}$ and $\mathcal B$ the rows
     with $n_b > 0$:
 
     - ``"token-mean"``: $\sum_{b,t} m\,\ell \,/\, \sum_{b,t} m$, every token of the batch
       weighs the same (DAPO; TRL's "bnpo").
+    - ``"token-sum"``: $\sum_{b,t} m\,\ell$, no division: the loss grows with the number of
+      tokens in the batch.
     - ``"seq-mean-token-mean"``: $\frac{1}{|\mathcal B|}\sum_{b\in\mathcal B}
       \frac{1}{n_b}\sum_t m\,\ell$, the original GRPO: each response weighs the same, so a token
       of a short response weighs more than a token of a long one (the length bias Dr. GRPO
@@ -289,7 +297,7 @@ def aggregate_loss(
     Args:
         loss_mat: ``[B, T]`` per-token loss.
         mask: ``[B, T]``, 1 on response tokens.
-        mode: one of the four above; anything else is a ValueError listing them.
+        mode: one of the five above; anything else is a ValueError listing them.
         horizon: the constant of "seq-mean-token-sum-norm", > 0 (``T`` if None; set it to the
             maximum response length so that it does not change with the batch's padding).
             Only that mode takes it.
@@ -298,22 +306,23 @@ def aggregate_loss(
         The loss as a Python float. Rows with no response token are left out of sequence means;
         a batch with no response token gives 0.0. Padded entries are ignored even if not finite.
 
-    verl's ``agg_loss`` (``verl/trainer/ppo/core_algos.py``), in its recent form (with
-    ``dp_size``, ``global_batch_size``, ``loss_scale_factor``), computes the same on one
-    process: it also leaves empty rows out of the sequence means, and its ``loss_scale_factor``
-    is this ``horizon``. It differs in small ways: it divides each row by ``n_b + 1e-8`` (a
-    relative 1e-8/n_b change) and gives NaN (0/0) for "token-mean" of a batch with no token
-    (0.0 here); with data parallelism it divides by global token or row counts and multiplies
-    by ``dp_size``, so that averaging the ranks' gradients gives the global value. Earlier verl
-    (``agg_loss(loss_mat, loss_mask, loss_agg_mode)`` only) took ``torch.mean`` over all ``B``
-    rows, empty ones included (NaN for "seq-mean-token-mean"), and its "seq-mean-token-sum-norm"
-    was ``sum of all row sums / T`` with no division by the number of rows, so it grew with the
-    batch. TRL's ``loss_type`` values: "bnpo" is "token-mean"; "grpo" is "seq-mean-token-mean" but
-    with an empty row counted as a 0 (``mask.sum(-1).clamp(min=1)`` and ``.mean()`` over all
-    rows); "dr_grpo" is ``Σ m·ℓ / (B · max_completion_length)``, "seq-mean-token-sum-norm" with
-    ``horizon = max_completion_length`` and empty rows counted; "dapo" (the default of recent
-    TRL) divides by the token count of the whole generation batch across processes, a
-    "token-mean" over more than the micro-batch.
+    verl 0.9.1's ``agg_loss`` (``verl/trainer/ppo/core_algos.py``) on one process computes the
+    same for all five modes: it leaves empty rows out of the sequence means, and its
+    ``loss_scale_factor`` is this ``horizon``. Its "token-mean" divides by the token count with
+    no epsilon. It differs at the edges: "seq-mean-token-mean" divides each row by
+    ``n_b + 1e-8`` (a relative change of 1e-8/n_b), and a batch with no response token gives
+    NaN (0/0) in every mode but "token-sum" (0.0 here). With data parallelism it divides by
+    global token or row counts and multiplies by ``dp_size``, so that averaging the ranks'
+    gradients gives the global value. Older verl took ``torch.mean`` over all ``B`` rows, empty
+    ones included, and had no "token-sum".
+
+    TRL 1.16.0's ``GRPOTrainer._compute_loss`` names its aggregations by ``loss_type``: "bnpo"
+    is "token-mean"; "dapo" (the default) is "token-mean" over the token count of the whole
+    generation batch across processes (on one process and one step, "token-mean"); "grpo" is
+    "seq-mean-token-mean" with an empty row counted as a 0 (``mask.sum(-1).clamp(min=1)`` and
+    ``.mean()`` over all ``B`` rows); "dr_grpo" is ``Σ m·ℓ / (B · max_completion_length)``,
+    "seq-mean-token-sum-norm" with ``horizon = max_completion_length`` and empty rows counted.
+    Its ``loss_type`` also selects other policy losses ("cispo", "sapo", "luspo", "vespo").
     """
     mode = _check_mode(mode)
     x, real = token_arrays(loss_mat=loss_mat, mask=mask)
@@ -340,6 +349,7 @@ def grpo_policy_loss(
     clip_high: float = 0.2,
     beta: float = 0.0,
     loss_agg_mode: str = "token-mean",
+    kl_times_ratio: bool = False,
 ) -> float:
     r"""GRPO's clipped surrogate with an optional k3 KL penalty, aggregated per ``loss_agg_mode``.
 
@@ -361,6 +371,10 @@ def grpo_policy_loss(
             probability further before the clip stops its gradient.
         beta: β ≥ 0, weight of the k3 penalty; 0 (the default) leaves it out.
         loss_agg_mode: how :func:`aggregate_loss` reduces ``ℓ``.
+        kl_times_ratio: weigh the penalty by the importance ratio, ``β·ρ·k3`` (TRL 1.16.0's
+            ``use_bias_correction_kl``). Its expected gradient is the reverse-KL gradient
+            (per token, ``∂(ρ·k3)/∂log π_θ = ρ·(log π_θ − log π_ref)``, ρ times k2's); plain k3 in
+            the loss gives the forward-KL gradient.
 
     Returns:
         The loss as a Python float (0.0 for a batch with no response token).
@@ -370,17 +384,24 @@ def grpo_policy_loss(
     response token still warns (:func:`policy_surrogate_loss` silences it). k3 is computed as
     ``expm1(d) − d``, which is never negative (see :func:`kl_estimators`).
 
-    TRL's ``GRPOTrainer._compute_loss`` uses this formula (``epsilon`` = 0.2, ``epsilon_high``
-    defaulting to it; ``beta`` 0.0 in recent TRL, 0.04 before), exponentiates unmasked
-    log-ratios, and can add a two-sided clip (``delta``, INTELLECT-2). verl's
-    ``compute_policy_loss_vanilla`` takes ``clip_ratio_low`` / ``clip_ratio_high`` (0.2 each) but
-    also clamps the log-ratio to ``[−20, 20]`` and, for negative advantages, caps the loss at
-    ``clip_ratio_c · |Â|`` (dual clip, 3.0); neither is done here. verl adds the KL as a
-    separate term, ``kl_loss_coef`` (0.001) × ``agg_loss`` of ``kl_penalty(..., "low_var_kl")``,
-    which is k3 with the log-ratio clamped to ``[−20, 20]`` and the result to ``[−10, 10]``;
+    TRL 1.16.0's ``GRPOTrainer._compute_loss`` (loss types "grpo", "bnpo", "dr_grpo", "dapo")
+    is this formula (``epsilon = 0.2``, ``epsilon_high`` defaulting to it, ``beta = 0.0`` by
+    default), with k3 written ``exp(d) − d − 1`` on unmasked log-ratios; by default
+    (``use_bias_correction_kl=True``) it multiplies k3 by ρ, which is ``kl_times_ratio=True``
+    here. It can also clip ρ from above (``delta``, INTELLECT-2) and, with vLLM, multiplies the
+    per-token loss by the rollout importance weights (``vllm_importance_sampling_correction``,
+    default True); neither is done here. See :func:`aggregate_loss` for its ``loss_type``.
+
+    verl 0.9.1's ``compute_policy_loss_vanilla`` takes ``clip_ratio_low`` / ``clip_ratio_high``
+    (0.2 each by default) and differs in two ways: it clamps the log-ratio to ``[−20, 20]``
+    before ``exp``, and for negative advantages it caps the loss at ``clip_ratio_c · |Â|`` (dual
+    clip, ``clip_ratio_c = 3.0``; :func:`policy_surrogate_loss` has it as ``dual_clip``). It
+    adds the KL as a separate term, ``kl_loss_coef`` (0.001) × ``agg_loss`` of
+    ``kl_penalty(..., "low_var_kl")``, which is ``min(k3, 10)`` (see :func:`kl_estimators`);
     every aggregation mode is linear in ``ℓ``, so adding it per token first, as TRL and this
-    function do, gives the same number (without the clamps). OpenRLHF's ``PolicyLoss`` takes the
-    same (low, high) pair (``--eps_clip_low_high``) and an optional ``--dual_clip``.
+    function do, gives the same number. OpenRLHF 0.11.2's ``PolicyLoss`` takes the same
+    (low, high) pair (``--actor.eps_clip_low_high``), clamps the log-ratio to ``[−20, 20]`` and
+    has an optional dual clip (``--actor.dual_clip``).
     """
     clip_low = number("clip_low", clip_low, low=0, above=True)
     clip_high = number("clip_high", clip_high, low=0, above=True)
@@ -421,8 +442,13 @@ def grpo_policy_loss(
     # max(−Âρ, −Â·clip(ρ, 1 − ε_low, 1 + ε_high))
     per_token = np.maximum(-adv * ratio, -adv * np.clip(ratio, 1 - clip_low, 1 + clip_high))
     if d is not None:
-        # + β·k3,  k3 = e^d − d − 1
-        per_token = per_token + beta * (np.expm1(d) - d)
+        # k3 = e^d − d − 1
+        k3 = np.expm1(d) - d
+        if kl_times_ratio:
+            # ρ·k3: TRL's bias-corrected KL
+            k3 = ratio * k3
+        # + β·k3
+        per_token = per_token + beta * k3
     return _aggregate(per_token, real, loss_agg_mode, None)
 
 
@@ -451,11 +477,11 @@ def reward_model_loss(
 
     ``−log σ(z)`` is computed as ``logaddexp(0, −z)`` (softplus), exact and finite for any finite
     ``z``: at ``z = −1000`` it is 1000 and at ``z = 1000`` it is ``e^{−1000}`` (0.0 in floating
-    point), where ``-log(sigmoid(z))`` gives inf and ``log(1 + exp(−z))`` overflows. TRL's
+    point), where ``-log(sigmoid(z))`` gives inf and ``log(1 + exp(−z))`` overflows. TRL 1.16.0's
     ``RewardTrainer.compute_loss`` is ``-logsigmoid(chosen − rejected − margin).mean()`` (margin
     from the dataset's "margin" column, plus an optional ``center_rewards_coefficient ·
-    mean((r_c + r_r)²)`` not computed here); OpenRLHF's ``PairWiseLoss`` is the same with an
-    optional margin. verl's ``core_algos.py`` has no reward-model training loss.
+    mean((r_c + r_r)²)`` not computed here); OpenRLHF 0.11.2's ``PairWiseLoss`` is the same with
+    an optional margin.
     """
     named = {"chosen_scores": chosen_scores, "rejected_scores": rejected_scores}
     scalar_margin = margin is None or np.ndim(margin) == 0

@@ -3,6 +3,9 @@ objective, and the clipped value loss.
 
 Shapes: ``B`` is the batch (responses), ``T`` the response length in tokens. Masks hold 1 on
 response tokens and 0 on padding; any layout (left-, right-padded, or with holes) is accepted.
+
+What the docstrings say about verl and OpenRLHF is true of the versions pinned in
+``peers/pins.toml`` and tested against their code (``tests/test_peers.py``).
 """
 
 from __future__ import annotations
@@ -38,11 +41,10 @@ def importance_ratio(new_logprobs, old_logprobs, mask) -> np.ndarray:
     Returns:
         ``[B, T]`` ratio, exactly 1.0 wherever ``mask`` is 0.
 
-    The lesson writes ``ratio * mask + (1 - mask)``; here padding is filled with
-    ``np.where``, which gives the same numbers on finite input and stays 1.0 even when a padded
-    log-prob is ``-inf`` (where ``inf * 0`` would be NaN). TRL, verl and OpenRLHF compute the same
-    ratio; verl (``compute_policy_loss_vanilla``) and recent OpenRLHF clamp the log-ratio to
-    ``[-20, 20]`` before ``exp``; TRL and this reference (like the lesson) do not clamp.
+    Padding is filled with ``np.where``, so the ratio stays 1.0 there even when a padded log-prob
+    is ``-inf`` (where ``ratio * mask + (1 - mask)`` would give ``inf * 0`` = NaN). verl 0.9.1
+    (``compute_policy_loss_vanilla``) and OpenRLHF 0.11.2 (``PolicyLoss``) clamp the log-ratio
+    to ``[-20, 20]`` before ``exp``; TRL 1.16.0's ``GRPOTrainer`` and this reference do not.
     """
     new, old, real = token_arrays(new_logprobs=new_logprobs, old_logprobs=old_logprobs, mask=mask)
     # ρ_t = exp(log π_θ − log π_old); 1 on padding
@@ -51,7 +53,8 @@ def importance_ratio(new_logprobs, old_logprobs, mask) -> np.ndarray:
 
 
 def policy_surrogate_loss(
-    new_logprobs, old_logprobs, advantages, mask, clip_range: float = 0.2
+    new_logprobs, old_logprobs, advantages, mask, clip_range: float = 0.2, *,
+    dual_clip: float | None = None,
 ) -> float:
     r"""PPO's clipped surrogate, written as a loss to minimise.
 
@@ -59,24 +62,36 @@ def policy_surrogate_loss(
       -\operatorname{clip}(\rho_{bt}, 1-\epsilon, 1+\epsilon)\hat A_{bt}\big)}
       {\max\big(1, \sum_{b,t} m_{bt}\big)}$$
 
+    With ``dual_clip = c``, a token with $\hat A < 0$ contributes
+    $\min\big(\ell_{bt},\, -c\,\hat A_{bt}\big)$ instead (dual-clip PPO, Ye et al. 2019): a
+    negative-advantage token whose ratio has grown far above 1 no longer gives an unbounded loss.
+
     Args:
         new_logprobs, old_logprobs: ``[B, T]`` log-probs under the current and sampling policy.
         advantages: ``[B, T]`` advantages, e.g. from :func:`compute_gae`.
         mask: ``[B, T]``, 1 on response tokens.
         clip_range: ε > 0.
+        dual_clip: ``c > 1`` caps the loss of negative-advantage tokens at ``c·|Â|``; None (the
+            default) leaves it out.
 
     Returns:
         The masked mean over all response tokens of the batch (a "token-mean"). A batch with no
         response token gives 0.0.
 
     Conventions: the maximum of the two negated terms is the minimum of the two objectives,
-    the pessimistic bound of the PPO paper. The denominator is clamped to 1, as in the lesson and
-    in TRL's GRPO: TRL's PPO ``masked_mean`` divides by the raw count (NaN when everything is
-    masked) and recent verl adds 1e-8. verl and OpenRLHF can also average per sequence first
-    ("seq-mean"), and add a dual-clip bound for negative advantages (verl's ``clip_ratio_c = 3``,
-    OpenRLHF's optional ``dual_clip``); neither is done here.
+    the pessimistic bound of the PPO paper. The denominator is clamped to 1, as in TRL 1.16.0's
+    GRPO "bnpo" loss; verl 0.9.1's token-mean (``agg_loss``) divides by the token count with no
+    epsilon, which gives NaN for a batch with no response token, and so does OpenRLHF 0.11.2's
+    ``masked_mean``. verl 0.9.1's ``compute_policy_loss_vanilla`` always applies the dual clip
+    (``clip_ratio_c``, default 3.0; it must be > 1) and clamps the log-ratio to ``[-20, 20]``;
+    with ``dual_clip=clip_ratio_c`` and log-ratios inside that range this function gives its
+    number. OpenRLHF 0.11.2's ``PolicyLoss`` has the dual clip as an option (``dual_clip``) and
+    the same clamp. Both can also average per sequence first ("seq-mean-token-mean", see
+    :func:`aggregate_loss`).
     """
     clip_range = number("clip_range", clip_range, low=0, above=True)
+    if dual_clip is not None:
+        dual_clip = number("dual_clip", dual_clip, low=1, above=True)
     new, old, adv, real = token_arrays(
         new_logprobs=new_logprobs, old_logprobs=old_logprobs, advantages=advantages, mask=mask
     )
@@ -85,6 +100,9 @@ def policy_surrogate_loss(
         ratio = np.exp(new - old)
         # max(−Âρ, −Â·clip(ρ, 1−ε, 1+ε))
         per_token = np.maximum(-adv * ratio, -adv * np.clip(ratio, 1 - clip_range, 1 + clip_range))
+    if dual_clip is not None:
+        # Â < 0: min(ℓ, −c·Â)
+        per_token = np.where(adv < 0, np.minimum(per_token, -dual_clip * adv), per_token)
     return _masked_mean(per_token, real)
 
 
@@ -103,9 +121,9 @@ def ppo_clipped_objective(ratio, advantage, clip_epsilon: float = 0.2) -> float:
         The mean over all elements; 0.0 for empty input. This is the negative of
         :func:`policy_surrogate_loss` with a full mask.
 
-    TRL, verl and OpenRLHF never form this objective: they minimise its negative per token,
-    ``max(−Â·r, −Â·clip(r))`` (the same as ``−min(…)``), averaged over the response mask, which
-    is :func:`policy_surrogate_loss`.
+    The libraries do not form this objective: verl 0.9.1 and OpenRLHF 0.11.2 minimise its
+    negative per token, ``max(−Â·r, −Â·clip(r))`` (the same as ``−min(…)``), averaged over the
+    response mask, which is :func:`policy_surrogate_loss`.
     """
     clip_epsilon = number("clip_epsilon", clip_epsilon, low=0, above=True)
     r, adv = as_float_arrays(ratio=ratio, advantage=advantage)
@@ -137,9 +155,11 @@ def value_clipped_loss(
     Returns:
         Half the masked mean of the larger squared error; 0.0 if nothing is unmasked.
 
-    TRL, verl and OpenRLHF all use this formula (½ × the larger squared error, values clipped to
-    old ± ε_v); TRL defaults to ε_v = 0.2, verl to 0.5, and verl lets the aggregation be chosen
-    ("token-mean", as here, is its default).
+    verl 0.9.1's ``compute_value_loss`` and OpenRLHF 0.11.2's ``ValueLoss`` (with ``clip_eps``
+    set) use this formula: ½ × the larger squared error, values clipped to old ± ε_v, averaged
+    over response tokens (verl's default aggregation, "token-mean"); both default to ε_v = 0.5
+    (``critic.cliprange_value``, ``--critic.value_clip``). Both divide by the raw token count, so
+    a batch with no response token gives NaN (0.0 here).
     """
     clip_range_value = number("clip_range_value", clip_range_value, low=0, above=True)
     v, v_old, ret, real = token_arrays(

@@ -1,5 +1,6 @@
 r"""Token-level reward shaping: the sequence-level reward-model score plus a per-token KL
-penalty."""
+penalty. What the docstring says about verl and OpenRLHF is true of the versions pinned in
+``peers/pins.toml`` and tested against their code (``tests/test_peers.py``)."""
 
 from __future__ import annotations
 
@@ -47,11 +48,17 @@ def shape_token_rewards(rm_score, logprobs, ref_logprobs, response_mask, kl_coef
 
     The score goes on the last response token of each row whatever the padding: the source
     material used ``response_mask.sum(-1) - 1``, the response length minus one, which is the last
-    index only when the response starts at position 0; with left padding or a prompt in front it
-    puts the score on a token in the middle. OpenRLHF finds the last token the same way as here
-    (argmax of the flipped mask); verl's rule-based reward manager uses the length minus one
-    (right padding assumed). The penalty is the k1 estimate ``log π − log π_ref`` (see
-    :func:`kl_estimators`), as in TRL, OpenRLHF and verl's default "kl" penalty.
+    index only when the response starts at position 0; with left padding, holes or a prompt in
+    front it puts the score on another token. The penalty is the k1 estimate
+    ``log π − log π_ref`` (see :func:`kl_estimators`).
+
+    verl 0.9.1's ``apply_kl_penalty`` (default ``kl_penalty="kl"``, k1) computes
+    ``token_level_scores − β·k1·mask``, with the score placed by its reward manager at the length
+    minus one (``reward_tensor[i, valid_response_length - 1]``, right padding assumed): the same
+    as here on right-padded rows. OpenRLHF 0.11.2's ``compute_reward`` finds the last token as
+    here (argmax of the flipped mask) but does not mask the penalty, so padding holds ``−β·kl``
+    (0 here), and a row with no response token gets its score on the last position (no score
+    here); its KL comes from ``compute_approx_kl``, k1 by default, clamped to ``[-10, 10]``.
     """
     rm, lp, ref, m = as_float_arrays(
         rm_score=rm_score, logprobs=logprobs, ref_logprobs=ref_logprobs, response_mask=response_mask

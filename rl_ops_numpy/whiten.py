@@ -1,5 +1,5 @@
-r"""Advantage whitening over the response tokens of a batch (TRL's and verl's ``masked_whiten``),
-the last step before PPO's policy loss and the end of REINFORCE++'s advantages."""
+r"""Advantage whitening over the response tokens of a batch (verl 0.9.1's ``masked_whiten``), the
+last step before PPO's policy loss and the end of REINFORCE++'s advantages."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ._validate import as_float_arrays, bool_mask, check_same_shape
 
 __all__ = ["masked_whiten"]
 
-_WHITEN_EPS = 1e-8  # TRL's and verl's masked_whiten: (x − mean) · rsqrt(var + 1e-8)
+_WHITEN_EPS = 1e-8  # verl 0.9.1's masked_whiten: (x − mean) · rsqrt(var + 1e-8)
 
 
 def _whiten(v: np.ndarray, real: np.ndarray, shift_mean: bool) -> np.ndarray:
@@ -50,13 +50,15 @@ def masked_whiten(
         one masked token the variance is taken as 0 (that token becomes 0, or ``μ``).
 
     One mean and one variance over every masked token of the batch, not per row. The formula
-    is TRL's and verl's ``masked_whiten`` (unbiased variance, ``rsqrt(var + 1e-8)``). They
-    differ at the edges: both leave whitened values on padding (verl's REINFORCE++ multiplies
-    by the mask afterwards; here padding is 0); both compute the mean as
-    ``(values * mask).sum()``, so a NaN or inf on padding spreads to every token (not here); for
-    an all-zero mask TRL's and verl's ``masked_var`` raise ValueError, and for a single token
-    verl raises and TRL divides by zero (NaN). OpenRLHF whitens REINFORCE++ advantages with the
-    biased variance and ``var.clamp(min=1e-8).rsqrt()`` instead.
+    is verl 0.9.1's ``masked_whiten`` (``verl/utils/torch_functional.py``: unbiased variance,
+    ``rsqrt(var + 1e-8)``), which ``compute_gae_advantage_return`` and REINFORCE++ call. It
+    differs at the edges: its ``masked_mean`` divides by ``Σm + 1e-8`` (a relative change of
+    1e-8/Σm in the mean); it leaves whitened values on padding (verl's REINFORCE++ multiplies by
+    the mask afterwards; here padding is 0); and its ``masked_var`` raises ValueError for a mask
+    with no token or with one token (here: zeros, or the variance taken as 0). OpenRLHF 0.11.2
+    whitens the advantages of its "gae", "reinforce" and "reinforce_baseline" estimators with
+    the biased variance and ``var.clamp(min=1e-8).rsqrt()`` instead. TRL 1.16.0 has no
+    ``masked_whiten``.
     """
     v, m = as_float_arrays(values=values, mask=mask)
     check_same_shape(values=v, mask=m)

@@ -278,14 +278,16 @@ def _aggregation_weights(mask: np.ndarray, mode: str) -> np.ndarray:
     r"""``[B, T]``: $w_{bt} = \partial\,\text{aggregate\_loss}(\ell, m, \text{mode}) /
     \partial \ell_{bt}$.
 
-    Every mode is linear in $\ell$: token-mean weighs each token $1/\sum m$; the sequence means
-    weigh row $b$'s tokens $1/(|\mathcal B|\,n_b)$, $1/|\mathcal B|$ or $1/(|\mathcal B|\,T)$,
-    with $\mathcal B$ the rows that have a token.
+    Every mode is linear in $\ell$: token-mean weighs each token $1/\sum m$, token-sum 1; the
+    sequence means weigh row $b$'s tokens $1/(|\mathcal B|\,n_b)$, $1/|\mathcal B|$ or
+    $1/(|\mathcal B|\,T)$, with $\mathcal B$ the rows that have a token.
     """
     tokens = mask.sum(axis=1, keepdims=True)  # [B, 1] n_b
     rows = max(1.0, float(np.count_nonzero(tokens)))  # |𝓑|
     if mode == "token-mean":
         return mask / max(1.0, float(mask.sum()))
+    if mode == "token-sum":
+        return mask.astype(np.float64)
     if mode == "seq-mean-token-mean":
         return mask / np.maximum(tokens, 1.0) / rows
     if mode == "seq-mean-token-sum":

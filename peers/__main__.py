@@ -6,12 +6,12 @@ import sys
 
 import torch
 
-from . import verl
+from . import trl, verl
 from .fetch import ROOT, fetch, pins
 from .vectors import write
 
 OUT = ROOT / "tests" / "peers"
-GENERATORS = {"verl": verl.generate}
+GENERATORS = {"verl": verl.generate, "trl": trl.generate}
 
 
 def main(argv: list[str]) -> int:

@@ -19,6 +19,7 @@ from .grpo import (
     rloo_advantages,
 )
 from .kl import kl_estimators
+from .logits import entropy_from_logits, token_logprobs
 from .ppo import importance_ratio, policy_surrogate_loss, ppo_clipped_objective, value_clipped_loss
 from .rewards import last_token_index, shape_token_rewards
 from .whiten import masked_whiten
@@ -28,6 +29,7 @@ __all__ = [
     "compute_gae",
     "compute_gae_episode",
     "dpo_loss",
+    "entropy_from_logits",
     "group_advantages",
     "grpo_policy_loss",
     "importance_ratio",
@@ -41,6 +43,7 @@ __all__ = [
     "reward_model_loss",
     "rloo_advantages",
     "shape_token_rewards",
+    "token_logprobs",
     "value_clipped_loss",
 ]
 __version__ = "0.1.0"

@@ -1,0 +1,334 @@
+"""TRL's vectors: ``trl/trainer/utils.py`` and the GRPO, RLOO, DPO and reward trainers.
+
+Importing ``trl`` pulls in transformers and accelerate, so the code is lifted from the wheel
+(:mod:`peers.lift`). ``GRPOTrainer._compute_loss`` is called whole on a stand-in ``self`` whose
+``_get_per_token_logps_and_entropies`` returns the log-probs of the case (a leaf tensor, so
+autograd gives the loss's gradient); the other formulas sit inside methods that generate, score
+or run a model, so the exact statements between two named lines are run (their line numbers are
+in the provenance) with the variables those lines read.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .collect import Vectors, tensor
+from .fetch import Pin
+from .inputs import ALL_LAYOUTS, DTYPES, grid, log_ratio_extremes, mask, scores
+from .lift import Source
+
+
+class _Accelerator:
+    """One process: gather and reduce return their input."""
+
+    num_processes = 1
+
+    def gather(self, x):
+        return x
+
+    gather_for_metrics = gather
+
+    def reduce(self, x, reduction="sum"):
+        return x
+
+
+class _GRPOSelf:
+    """The fields ``GRPOTrainer._compute_loss`` reads, for one process and one step."""
+
+    def __init__(self, logps: torch.Tensor, *, loss_type: str, epsilon_low: float,
+                 epsilon_high: float, beta: float, use_bias_correction_kl: bool,
+                 max_completion_length: int):
+        self.logps = logps
+        self.loss_type, self.beta = loss_type, beta
+        self.epsilon_low, self.epsilon_high = epsilon_low, epsilon_high
+        self.args = types.SimpleNamespace(use_bias_correction_kl=use_bias_correction_kl,
+                                          delta=None, steps_per_generation=1)
+        self.max_completion_length = max_completion_length
+        self.top_entropy_quantile = 1.0
+        self.off_policy_mask_threshold = None
+        self.importance_sampling_level = "token"
+        self.use_vllm = False
+        self.vllm_importance_sampling_correction = True
+        self.model = types.SimpleNamespace(training=True)
+        self.current_gradient_accumulation_steps = 1
+        self._entropy_bonus_enabled = False
+        self.aux_loss_enabled = False
+        self._metrics = defaultdict(lambda: defaultdict(list))
+        self.accelerator = _Accelerator()
+
+    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask,
+                                           logits_to_keep, **kwargs):
+        return self.logps, torch.zeros_like(self.logps), None
+
+
+def load(pin: Pin, wheel: Path) -> dict[str, Any]:
+    """The lifted functions and statement blocks, and the parsed modules."""
+    ut = Source(pin, wheel, "trl/trainer/utils.py")
+    stand_ins = {"is_triton_available": lambda: False,  # the fused Triton kernel is GPU-only
+                 "_supports_trl_loss_kernel": lambda *a, **k: False,
+                 "_fused_logprob_entropy": None}
+    utils = ut.define({"torch": torch, "F": F, **stand_ins}, "nanstd", "nanmin", "nanmax",
+                      "selective_log_softmax", "entropy_from_logits")
+    gr = Source(pin, wheel, "trl/trainer/grpo_trainer.py")
+    grpo = gr.define({"torch": torch, "nanmin": utils["nanmin"], "nanmax": utils["nanmax"]},
+                     "GRPOTrainer._compute_loss")
+    grpo_adv = gr.statements("GRPOTrainer._generate_and_score_completions",
+                             "unscorable_mask = ", "advantages = torch.nan_to_num(")
+    rl = Source(pin, wheel, "trl/trainer/rloo_trainer.py")
+    rloo_adv = rl.statements("RLOOTrainer._generate_and_score_completions",
+                             "unscorable_mask = ", "advantages = torch.nan_to_num(")
+    dp = Source(pin, wheel, "trl/trainer/dpo_trainer.py")
+    dpo = dp.statements("DPOTrainer._compute_loss", "chosen_logratios = ",
+                        "for loss_type, loss_weight in zip(")
+    rw = Source(pin, wheel, "trl/trainer/reward_trainer.py")
+    reward = rw.statements("RewardTrainer.compute_loss", 'if "margin" in inputs:',
+                           "if self.args.center_rewards_coefficient is not None:")
+    return {"ut": ut, "gr": gr, "utils": utils, "compute_loss": grpo["_compute_loss"],
+            "grpo_adv": grpo_adv, "rloo_adv": rloo_adv, "dpo": dpo, "reward": reward}
+
+
+def _run(block: tuple[Any, dict[str, Any]], **variables: Any) -> dict[str, Any]:
+    """Run a lifted statement block with ``variables`` (and torch, F, math, nn) in scope."""
+    code, _ = block
+    ns = {"torch": torch, "F": F, "nn": torch.nn, "math": math, **variables}
+    exec(code, ns)
+    return ns
+
+
+def _groups(dt: type) -> dict[str, tuple[np.ndarray, int]]:
+    rng = np.random.default_rng(1700)
+    return {
+        "random G=4": (scores(rng, 16, dt), 4),
+        "eight copies of 0.7": (np.full(8, 0.7, dt), 8),
+        "seven copies of 1000.1": (np.full(7, 1000.1, dt), 7),
+        "0/1 scores with an equal group": (np.array([1, 1, 1, 1, 0, 1, 0, 0], dt), 4),
+        "G=1": (scores(rng, 4, dt), 1),
+    }
+
+
+def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
+    """Every TRL case, as :class:`peers.collect.Vectors` data."""
+    lib = load(pin, wheel)
+    ut, gr, u = lib["ut"], lib["gr"], lib["utils"]
+    v = Vectors(pin)
+
+    # ---- GRPO policy loss: _compute_loss, value and gradient ------------------------------------
+    v.operator(
+        "GRPOTrainer._compute_loss", gr.where("GRPOTrainer._compute_loss"),
+        "called whole on a stand-in self (one process, one step, no vLLM, no entropy mask or "
+        "bonus, importance_sampling_level 'token', delta None); per_token_logps is a leaf "
+        "tensor: grad_per_token_logps is d loss / d per_token_logps by autograd; "
+        "num_items_in_batch = completion_mask.sum(); max_completion_length = T",
+    )
+    settings = [
+        {"epsilon_low": 0.2, "epsilon_high": 0.2, "beta": 0.0, "use_bias_correction_kl": True},
+        {"epsilon_low": 0.2, "epsilon_high": 0.28, "beta": 0.04, "use_bias_correction_kl": False},
+        {"epsilon_low": 0.2, "epsilon_high": 0.28, "beta": 0.04, "use_bias_correction_kl": True},
+    ]
+    for dtype in DTYPES:
+        dt = DTYPES[dtype]
+        for seed, loss_type in enumerate(["grpo", "bnpo", "dr_grpo", "dapo"]):
+            for k, setting in enumerate(settings):
+                rng = np.random.default_rng(1000 + 10 * seed + k)
+                m = mask(ALL_LAYOUTS, dt)
+                B, T = m.shape  # batch, response length
+                old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
+                new = (old + log_ratio_extremes(rng, (B, T), dt) / 6).astype(dt)
+                ref = (new + grid(rng, (B, T), 0.5, dt)).astype(dt)
+                adv = grid(rng, B, 1.0, dt)
+                adv[0] = -1.0
+                if loss_type == "bnpo" and k:  # the KL's gradient alone: Â = 0
+                    variants = [("", adv), (" advantages=0", np.zeros(B, dt))]
+                else:
+                    variants = [("", adv)]
+                for tag, a in variants:
+                    inputs = {"per_token_logps": new, "old_per_token_logps": old,
+                              "ref_per_token_logps": ref, "advantages": a, "completion_mask": m}
+                    kwargs = {"loss_type": loss_type, **setting, "max_completion_length": T}
+
+                    def run(inputs=inputs, kwargs=kwargs):
+                        logps = tensor(inputs["per_token_logps"], grad=True)
+                        cm = tensor(inputs["completion_mask"])
+                        B, T = cm.shape
+                        batch = {
+                            "prompt_ids": torch.zeros((B, 0), dtype=torch.long),
+                            "prompt_mask": torch.zeros((B, 0), dtype=torch.long),
+                            "completion_ids": torch.zeros((B, T), dtype=torch.long),
+                            "completion_mask": cm, "advantages": tensor(inputs["advantages"]),
+                            "old_per_token_logps": tensor(inputs["old_per_token_logps"]),
+                            "ref_per_token_logps": tensor(inputs["ref_per_token_logps"]),
+                            "num_items_in_batch": cm.sum(),
+                        }
+                        loss = lib["compute_loss"](_GRPOSelf(logps, **kwargs), None, batch)
+                        loss.backward()
+                        return {"loss": loss, "grad_per_token_logps": logps.grad}
+
+                    name = " ".join(f"{key}={val}" for key, val in kwargs.items()
+                                    if key != "max_completion_length")
+                    v.case("GRPOTrainer._compute_loss", f"{dtype} {name}{tag}", kwargs, inputs,
+                           run)
+
+    # ---- GRPO advantages: scale_rewards ----------------------------------------------------------
+    v.operator(
+        "GRPOTrainer._generate_and_score_completions (advantages)", lib["grpo_adv"][1],
+        "the statements run with rewards_per_func = scores[:, None] (one reward function of "
+        "weight 1), multi_objective_aggregation 'sum_then_normalize', the given scale_rewards "
+        "and num_generations; outputs: advantages",
+    )
+    for dtype in DTYPES:
+        dt = DTYPES[dtype]
+        for label, (s, G) in _groups(dt).items():
+            for scale in ("group", "batch", "none"):
+                inputs = {"scores": s}
+                kwargs = {"scale_rewards": scale, "num_generations": G}
+
+                def run(s=s, G=G, scale=scale, dt=dt):
+                    me = types.SimpleNamespace(
+                        multi_objective_aggregation="sum_then_normalize", scale_rewards=scale,
+                        reward_weights=torch.ones(1, dtype=tensor(s).dtype), reward_funcs=[None])
+                    ns = _run(lib["grpo_adv"], self=me, rewards_per_func=tensor(s)[:, None],
+                              num_generations=G, device="cpu", nanstd=u["nanstd"])
+                    return {"advantages": ns["advantages"]}
+
+                v.case("GRPOTrainer._generate_and_score_completions (advantages)",
+                       f"{dtype} {label} scale_rewards={scale}", kwargs, inputs, run)
+
+    # ---- RLOO advantages with the KL in the reward ---------------------------------------------
+    v.operator(
+        "RLOOTrainer._generate_and_score_completions (advantages)", lib["rloo_adv"][1],
+        "the statements run with rewards_per_func = scores[:, None] (one reward function of "
+        "weight 1), reward_clip_range None, gather = identity (one process); outputs: "
+        "advantages",
+    )
+    for dtype in DTYPES:
+        dt = DTYPES[dtype]
+        for label, (s, G) in _groups(dt).items():
+            if G == 1:
+                continue
+            rng = np.random.default_rng(1800)
+            m = mask((ALL_LAYOUTS * 3)[: s.shape[0]], dt)
+            old = (grid(rng, m.shape, 1.0, dt) - 2.0).astype(dt)
+            ref = (old + grid(rng, m.shape, 0.3, dt)).astype(dt)
+            for beta, normalize in [(0.0, False), (0.05, False), (0.05, True)]:
+                inputs = {"scores": s, "old_per_token_logps": old, "ref_per_token_logps": ref,
+                          "completion_mask": m}
+                kwargs = {"beta": beta, "normalize_advantages": normalize, "num_generations": G}
+
+                def run(inputs=inputs, kwargs=kwargs):
+                    s_t = tensor(inputs["scores"])
+                    me = types.SimpleNamespace(
+                        reward_weights=torch.ones(1, dtype=s_t.dtype), reward_clip_range=None,
+                        beta=kwargs["beta"], normalize_advantages=kwargs["normalize_advantages"])
+                    ns = _run(lib["rloo_adv"], self=me, rewards_per_func=s_t[:, None],
+                              num_generations=kwargs["num_generations"], device="cpu",
+                              old_per_token_logps=tensor(inputs["old_per_token_logps"]),
+                              ref_per_token_logps=tensor(inputs["ref_per_token_logps"]),
+                              completion_mask=tensor(inputs["completion_mask"]),
+                              gather=lambda x: x, nanstd=u["nanstd"])
+                    return {"advantages": ns["advantages"]}
+
+                v.case("RLOOTrainer._generate_and_score_completions (advantages)",
+                       f"{dtype} {label} beta={beta} normalize_advantages={normalize}", kwargs,
+                       inputs, run)
+
+    # ---- nanstd, selective_log_softmax, entropy_from_logits ------------------------------------
+    v.operator("nanstd", ut.where("nanstd"), "outputs: std")
+    for dtype in DTYPES:
+        dt = DTYPES[dtype]
+        rng = np.random.default_rng(1900)
+        x = grid(rng, (4, 5), 1.0, dt)
+        x[0, 1] = x[2, 0] = np.nan
+        x[3, :4] = np.nan  # one value left in the row: NaN
+        for dim, keepdim in [(None, False), (1, False), (0, True), (1, True)]:
+            kwargs = {"dim": dim, "keepdim": keepdim}
+
+            def run(x=x, kwargs=kwargs):
+                return {"std": u["nanstd"](tensor(x), **kwargs)}
+
+            v.case("nanstd", f"{dtype} dim={dim} keepdim={keepdim}", kwargs, {"tensor": x}, run)
+
+    v.operator("selective_log_softmax", ut.where("selective_log_softmax"),
+               "is_triton_available() is False (CPU: the PyTorch path); outputs: logps")
+    v.operator("entropy_from_logits", ut.where("entropy_from_logits"),
+               "is_triton_available() is False (CPU: the PyTorch path); outputs: entropy")
+    for dtype in DTYPES:
+        dt = DTYPES[dtype]
+        rng = np.random.default_rng(2000)
+        logits = grid(rng, (3, 4, 11), 3.0, dt)
+        logits[0, 0] = np.linspace(-80, 80, 11).astype(dt)  # a near one-hot row
+        index = rng.integers(0, 11, (3, 4))
+        for temperature in (1.0, 0.7):
+
+            def run(logits=logits, index=index, temperature=temperature):
+                out = u["selective_log_softmax"](tensor(logits), torch.from_numpy(index),
+                                                 temperature=temperature)
+                return {"logps": out}
+
+            v.case("selective_log_softmax", f"{dtype} temperature={temperature}",
+                   {"temperature": temperature}, {"logits": logits, "index": index}, run)
+        for chunk_size in (128, 5):
+
+            def run(logits=logits, chunk_size=chunk_size):
+                return {"entropy": u["entropy_from_logits"](tensor(logits), chunk_size)}
+
+            v.case("entropy_from_logits", f"{dtype} chunk_size={chunk_size}",
+                   {"chunk_size": chunk_size}, {"logits": logits}, run)
+
+    # ---- DPO (sigmoid) and the reward model's loss ---------------------------------------------
+    v.operator(
+        "DPOTrainer._compute_loss (sigmoid)", lib["dpo"][1],
+        "the statements run from the sequence log-probs on (the model's forward pass is before "
+        "them): f_divergence_type 'reverse_kl', loss_type ['sigmoid'], loss_weights [1.0], "
+        "use_weighting False; outputs: loss",
+    )
+    v.operator(
+        "RewardTrainer.compute_loss", lib["reward"][1],
+        "the statements run from the rewards on (the model's forward pass is before them); "
+        "outputs: loss",
+    )
+    for dtype in DTYPES:
+        dt = DTYPES[dtype]
+        rng = np.random.default_rng(2100)
+        lp = {k: (grid(rng, 8, 3.0, dt) - 20.0).astype(dt)
+              for k in ("chosen_logps", "rejected_logps", "ref_chosen_logps",
+                        "ref_rejected_logps")}
+        lp["chosen_logps"][0] += 200  # z = β·Δ far from 0
+        for beta in (0.1, 0.5):
+
+            def run(lp=lp, beta=beta):
+                me = types.SimpleNamespace(f_divergence_type="reverse_kl", beta=beta,
+                                           loss_types=["sigmoid"], loss_weights=[1.0],
+                                           use_weighting=False)
+                ns = _run(lib["dpo"], self=me, **{k: tensor(x) for k, x in lp.items()})
+                return {"loss": ns["loss"]}
+
+            v.case("DPOTrainer._compute_loss (sigmoid)", f"{dtype} beta={beta}",
+                   {"beta": beta, "loss_type": ["sigmoid"]}, dict(lp), run)
+        chosen, rejected = grid(rng, 8, 2.0, dt), grid(rng, 8, 2.0, dt)
+        margin = np.abs(grid(rng, 8, 1.0, dt))
+        for with_margin in (False, True):
+            inputs = {"rewards_chosen": chosen, "rewards_rejected": rejected}
+            if with_margin:
+                inputs["margin"] = margin
+
+            def run(inputs=inputs):
+                batch = {"margin": tensor(inputs["margin"])} if "margin" in inputs else {}
+                me = types.SimpleNamespace(
+                    args=types.SimpleNamespace(center_rewards_coefficient=None))
+                ns = _run(lib["reward"], self=me, inputs=batch,
+                          rewards_chosen=tensor(inputs["rewards_chosen"]),
+                          rewards_rejected=tensor(inputs["rewards_rejected"]))
+                return {"loss": ns["loss"]}
+
+            v.case("RewardTrainer.compute_loss", f"{dtype} margin={with_margin}",
+                   {"center_rewards_coefficient": None}, inputs, run)
+
+    return v.data()

@@ -6,12 +6,12 @@ import sys
 
 import torch
 
-from . import trl, verl
+from . import openrlhf, trl, verl
 from .fetch import ROOT, fetch, pins
 from .vectors import write
 
 OUT = ROOT / "tests" / "peers"
-GENERATORS = {"verl": verl.generate, "trl": trl.generate}
+GENERATORS = {"verl": verl.generate, "trl": trl.generate, "openrlhf": openrlhf.generate}
 
 
 def main(argv: list[str]) -> int:

@@ -120,7 +120,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     ut, gr, u = lib["ut"], lib["gr"], lib["utils"]
     v = Vectors(pin)
 
-    # ---- GRPO policy loss: _compute_loss, value and gradient ------------------------------------
+    # ---- GRPO policy loss: _compute_loss, value and gradient ---------------------------------
     v.operator(
         "GRPOTrainer._compute_loss", gr.where("GRPOTrainer._compute_loss"),
         "called whole on a stand-in self (one process, one step, no vLLM, no entropy mask or "
@@ -176,7 +176,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                     v.case("GRPOTrainer._compute_loss", f"{dtype} {name}{tag}", kwargs, inputs,
                            run)
 
-    # ---- GRPO advantages: scale_rewards ----------------------------------------------------------
+    # ---- GRPO advantages: scale_rewards ------------------------------------------------------
     v.operator(
         "GRPOTrainer._generate_and_score_completions (advantages)", lib["grpo_adv"][1],
         "the statements run with rewards_per_func = scores[:, None] (one reward function of "
@@ -201,7 +201,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                 v.case("GRPOTrainer._generate_and_score_completions (advantages)",
                        f"{dtype} {label} scale_rewards={scale}", kwargs, inputs, run)
 
-    # ---- RLOO advantages with the KL in the reward ---------------------------------------------
+    # ---- RLOO advantages with the KL in the reward -------------------------------------------
     v.operator(
         "RLOOTrainer._generate_and_score_completions (advantages)", lib["rloo_adv"][1],
         "the statements run with rewards_per_func = scores[:, None] (one reward function of "
@@ -239,7 +239,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                        f"{dtype} {label} beta={beta} normalize_advantages={normalize}", kwargs,
                        inputs, run)
 
-    # ---- nanstd, selective_log_softmax, entropy_from_logits ------------------------------------
+    # ---- nanstd, selective_log_softmax, entropy_from_logits ----------------------------------
     v.operator("nanstd", ut.where("nanstd"), "outputs: std")
     for dtype in DTYPES:
         dt = DTYPES[dtype]
@@ -282,7 +282,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
             v.case("entropy_from_logits", f"{dtype} chunk_size={chunk_size}",
                    {"chunk_size": chunk_size}, {"logits": logits}, run)
 
-    # ---- DPO (sigmoid) and the reward model's loss ---------------------------------------------
+    # ---- DPO (sigmoid) and the reward model's loss -------------------------------------------
     v.operator(
         "DPOTrainer._compute_loss (sigmoid)", lib["dpo"][1],
         "the statements run from the sequence log-probs on (the model's forward pass is before "

@@ -1,0 +1,268 @@
+"""OpenRLHF's vectors: ``openrlhf/models/utils.py``, ``openrlhf/models/loss.py`` and the
+experience maker's advantages.
+
+Importing ``openrlhf`` pulls in deepspeed and ray, so the code is lifted from the wheel
+(:mod:`peers.lift`). ``RemoteExperienceMaker.compute_advantages_and_returns`` is called whole on
+a stand-in ``self`` (the arguments it reads, and its own ``get_advantages_and_returns`` and
+``get_cumulative_returns``, lifted too) with one ``Experience``-like object.
+"""
+
+from __future__ import annotations
+
+import itertools
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .collect import Vectors, tensor
+from .fetch import Pin
+from .inputs import ALL_LAYOUTS, DTYPES, grid, log_ratio_extremes, mask, scores
+from .lift import Source
+
+_quiet = types.SimpleNamespace(info=lambda *a, **k: None, warning=lambda *a, **k: None)
+
+
+def load(pin: Pin, wheel: Path) -> dict[str, Any]:
+    """The lifted functions, and the parsed modules (for provenance)."""
+    mu = Source(pin, wheel, "openrlhf/models/utils.py")
+    typing_names = {name: getattr(typing, name) for name in ("Optional", "Tuple", "Union", "List")}
+    utils = mu.define({"torch": torch, "F": F, **typing_names}, "KL_IS_WEIGHT_CLIP",
+                      "compute_approx_kl", "compute_reward", "masked_mean")
+    ml = Source(pin, wheel, "openrlhf/models/loss.py")
+    loss = ml.define({"torch": torch, "nn": torch.nn, "F": F, "dist": None, **typing_names,
+                      "masked_mean": utils["masked_mean"]},
+                     "aggregate_loss", "PolicyLoss", "ValueLoss", "PairWiseLoss", "DPOLoss")
+    lp = Source(pin, wheel, "openrlhf/trainer/ppo_utils/length_penalty.py")
+    penalties = lp.define({**typing_names, "logger": _quiet}, "apply_overlong_penalty",
+                          "apply_stop_properly_penalty", "apply_length_penalties")
+    em = Source(pin, wheel, "openrlhf/trainer/ppo_utils/experience_maker.py")
+    maker = em.define(
+        {"torch": torch, "itertools": itertools, **typing_names,
+         "Experience": object, "logger": _quiet, "masked_mean": utils["masked_mean"],
+         "compute_approx_kl": utils["compute_approx_kl"],
+         "compute_reward": utils["compute_reward"],
+         "apply_length_penalties": penalties["apply_length_penalties"]},
+        "RemoteExperienceMaker.compute_advantages_and_returns",
+        "RemoteExperienceMaker.get_advantages_and_returns",
+        "RemoteExperienceMaker.get_cumulative_returns",
+    )
+    return {"mu": mu, "ml": ml, "em": em, **utils, **loss, **maker}
+
+
+class _Maker:
+    """The fields ``compute_advantages_and_returns`` reads, with its own two helper methods."""
+
+    def __init__(self, lib: dict[str, Any], estimator: str, n_samples: int, kl_coef: float,
+                 gamma: float, lambd: float):
+        advantage = types.SimpleNamespace(estimator=estimator, gamma=gamma, lambd=lambd,
+                                          no_std_norm=False)
+        args = types.SimpleNamespace(
+            algo=types.SimpleNamespace(advantage=advantage),
+            rollout=types.SimpleNamespace(n_samples_per_prompt=n_samples),
+            reward=types.SimpleNamespace(clip_range=None, overlong_buffer_len=None,
+                                         stop_properly_penalty_coef=None))
+        self.strategy = types.SimpleNamespace(args=args)
+        self.advantage_estimator = estimator
+        self.kl_ctl = types.SimpleNamespace(value=kl_coef)
+        self.get_advantages_and_returns = types.MethodType(lib["get_advantages_and_returns"],
+                                                           self)
+        self.get_cumulative_returns = types.MethodType(lib["get_cumulative_returns"], self)
+
+
+def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
+    """Every OpenRLHF case, as :class:`peers.collect.Vectors` data."""
+    f = load(pin, wheel)
+    mu, ml, em = f["mu"], f["ml"], f["em"]
+    v = Vectors(pin)
+
+    # ---- compute_approx_kl: estimators, clamps, unbiased_gradient ----------------------------
+    v.operator("compute_approx_kl", mu.where("compute_approx_kl"),
+               "grad_log_probs is d(sum of the output)/d log_probs by autograd; outputs: kl")
+    for dtype in DTYPES:
+        rng, dt = np.random.default_rng(3000), DTYPES[dtype]
+        base = (grid(rng, (3, 8), 1.0, dt) - 2.0).astype(dt)
+        log_probs = (base + log_ratio_extremes(rng, (3, 8), dt)).astype(dt)
+        old = (log_probs + grid(rng, (3, 8), 0.3, dt)).astype(dt)
+        old[2, :2] = log_probs[2, :2] - 4.0  # w = e^4 > 10: the clamp of the IS weight
+        for estimator in ("k1", "k2", "k3"):
+            for unbiased, with_old in [(False, False), (True, False), (True, True)]:
+                inputs = {"log_probs": log_probs, "log_probs_base": base}
+                if with_old:
+                    inputs["log_probs_old"] = old
+                kwargs = {"kl_estimator": estimator, "unbiased_gradient": unbiased}
+
+                def run(inputs=inputs, kwargs=kwargs):
+                    lp = tensor(inputs["log_probs"], grad=True)
+                    lo = inputs.get("log_probs_old")
+                    out = f["compute_approx_kl"](lp, tensor(inputs["log_probs_base"]),
+                                                 None if lo is None else tensor(lo), **kwargs)
+                    out.sum().backward()
+                    return {"kl": out, "grad_log_probs": lp.grad}
+
+                tag = " log_probs_old" if with_old else ""
+                v.case("compute_approx_kl",
+                       f"{dtype} {estimator} unbiased_gradient={unbiased}{tag}", kwargs, inputs,
+                       run)
+
+    # ---- compute_reward: −β·kl on every token, the score on the last -------------------------
+    v.operator("compute_reward", mu.where("compute_reward"),
+               "kl = compute_approx_kl(log_probs, log_probs_base, kl_estimator='k1') of the "
+               "inputs, as the experience maker computes it; outputs: reward")
+    for dtype in DTYPES:
+        for seed, kl_coef in enumerate([0.01, 0.2]):
+            rng, dt = np.random.default_rng(3100 + seed), DTYPES[dtype]
+            m = mask(ALL_LAYOUTS, dt)
+            B, T = m.shape  # batch, response length
+            r = grid(rng, B, 1.0, dt)
+            lp = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
+            base = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
+            inputs = {"r": r, "log_probs": lp, "log_probs_base": base, "action_mask": m}
+
+            def run(inputs=inputs, kl_coef=kl_coef):
+                kl = f["compute_approx_kl"](tensor(inputs["log_probs"]),
+                                            tensor(inputs["log_probs_base"]), kl_estimator="k1")
+                out = f["compute_reward"](tensor(inputs["r"]), kl_coef, kl,
+                                          action_mask=tensor(inputs["action_mask"]))
+                return {"reward": out}
+
+            v.case("compute_reward", f"{dtype} kl_coef={kl_coef}",
+                   {"kl_coef": kl_coef, "kl_estimator": "k1"}, inputs, run)
+
+    # ---- PolicyLoss (dual clip) and ValueLoss ------------------------------------------------
+    v.operator("PolicyLoss", ml.where("PolicyLoss"),
+               "PolicyLoss(**kwargs)(log_probs, old_log_probs, advantages, action_mask); "
+               "outputs: loss")
+    conventions = [
+        {"clip_eps_low": 0.2, "clip_eps_high": 0.2, "dual_clip": None, "token_level_loss": True},
+        {"clip_eps_low": 0.2, "clip_eps_high": 0.2, "dual_clip": 3.0, "token_level_loss": True},
+        {"clip_eps_low": 0.2, "clip_eps_high": 0.28, "dual_clip": None,
+         "token_level_loss": True},
+        {"clip_eps_low": 0.2, "clip_eps_high": 0.28, "dual_clip": None,
+         "token_level_loss": False},
+    ]
+    for dtype in DTYPES:
+        for seed, conv in enumerate(conventions):
+            rng, dt = np.random.default_rng(3200 + seed), DTYPES[dtype]
+            m = mask(ALL_LAYOUTS, dt)
+            old = (grid(rng, m.shape, 1.0, dt) - 2.0).astype(dt)
+            new = (old + log_ratio_extremes(rng, m.shape, dt)).astype(dt)
+            adv = grid(rng, m.shape, 1.0, dt)
+            adv[0, :4] = [1.0, -1.0, -1.0, 1.0]
+            inputs = {"log_probs": new, "old_log_probs": old, "advantages": adv,
+                      "action_mask": m}
+
+            def run(inputs=inputs, conv=conv):
+                loss = f["PolicyLoss"](**conv)(
+                    tensor(inputs["log_probs"]), tensor(inputs["old_log_probs"]),
+                    tensor(inputs["advantages"]), tensor(inputs["action_mask"]))
+                return {"loss": loss[0]}
+
+            tag = " ".join(f"{k}={val}" for k, val in conv.items())
+            v.case("PolicyLoss", f"{dtype} {tag}", conv, inputs, run)
+
+    v.operator("ValueLoss", ml.where("ValueLoss"),
+               "ValueLoss(clip_eps)(values, old_values, returns, action_mask); outputs: loss")
+    for dtype in DTYPES:
+        for seed, clip_eps in enumerate([0.2, 0.5]):
+            rng, dt = np.random.default_rng(3300 + seed), DTYPES[dtype]
+            m = mask(ALL_LAYOUTS[:-1], dt)  # no empty row: ValueLoss divides by the count
+            old = grid(rng, m.shape, 1.0, dt)
+            values = (old + grid(rng, m.shape, 0.5, dt)).astype(dt)
+            returns = grid(rng, m.shape, 1.0, dt)
+            inputs = {"values": values, "old_values": old, "returns": returns, "action_mask": m}
+
+            def run(inputs=inputs, clip_eps=clip_eps):
+                loss = f["ValueLoss"](clip_eps)(
+                    tensor(inputs["values"]), tensor(inputs["old_values"]),
+                    tensor(inputs["returns"]), tensor(inputs["action_mask"]))
+                return {"loss": loss}
+
+            v.case("ValueLoss", f"{dtype} clip_eps={clip_eps}", {"clip_eps": clip_eps}, inputs,
+                   run)
+
+    # ---- PairWiseLoss and DPOLoss ------------------------------------------------------------
+    v.operator("PairWiseLoss", ml.where("PairWiseLoss"), "outputs: loss")
+    v.operator("DPOLoss", ml.where("DPOLoss"),
+               "DPOLoss(beta, label_smoothing=0.0, ipo=False); outputs: loss (the batch mean)")
+    for dtype in DTYPES:
+        rng, dt = np.random.default_rng(3400), DTYPES[dtype]
+        chosen, reject = grid(rng, 8, 2.0, dt), grid(rng, 8, 2.0, dt)
+        chosen[0] = -40.0  # −log σ(−40 − r): far in the tail
+        margin = np.abs(grid(rng, 8, 1.0, dt))
+        for with_margin in (False, True):
+            inputs = {"chosen_reward": chosen, "reject_reward": reject}
+            if with_margin:
+                inputs["margin"] = margin
+
+            def run(inputs=inputs):
+                mg = inputs.get("margin")
+                out = f["PairWiseLoss"]()(tensor(inputs["chosen_reward"]),
+                                          tensor(inputs["reject_reward"]),
+                                          None if mg is None else tensor(mg))
+                return {"loss": out}
+
+            v.case("PairWiseLoss", f"{dtype} margin={with_margin}", {}, inputs, run)
+        lp = {k: (grid(rng, 8, 3.0, dt) - 20.0).astype(dt)
+              for k in ("policy_chosen_logps", "policy_rejected_logps",
+                        "reference_chosen_logps", "reference_rejected_logps")}
+        for beta in (0.1, 0.5):
+
+            def run(lp=lp, beta=beta):
+                loss, _, _ = f["DPOLoss"](beta)(*(tensor(x) for x in lp.values()))
+                return {"loss": loss}
+
+            v.case("DPOLoss", f"{dtype} beta={beta}", {"beta": beta, "label_smoothing": 0.0},
+                   dict(lp), run)
+
+    # ---- advantages: compute_advantages_and_returns ------------------------------------------
+    v.operator(
+        "RemoteExperienceMaker.compute_advantages_and_returns",
+        em.where("RemoteExperienceMaker.compute_advantages_and_returns"),
+        "called whole on a stand-in self (the estimator, n_samples_per_prompt, gamma, lambd, "
+        "kl_ctl.value; no reward clip, no length penalty) with one Experience-like object "
+        "(index 0..N-1, rewards = scores, kl = compute_approx_kl(action_log_probs, "
+        "base_action_log_probs, 'k1'), action_mask, values); outputs: advantages, returns",
+    )
+    for dtype in DTYPES:
+        dt = DTYPES[dtype]
+        rng = np.random.default_rng(3500)
+        groups = {"random G=4": (scores(rng, 16, dt), 4),
+                  "eight copies of 0.7": (np.full(8, 0.7, dt), 8)}
+        for label, (s, G) in groups.items():
+            N = s.shape[0]  # responses
+            m = mask((ALL_LAYOUTS[:-1] * 4)[:N], dt)
+            lp = (grid(rng, m.shape, 1.0, dt) - 2.0).astype(dt)
+            base = (lp + grid(rng, m.shape, 0.3, dt)).astype(dt)
+            values = grid(rng, m.shape, 1.0, dt)
+            inputs = {"scores": s, "action_log_probs": lp, "base_action_log_probs": base,
+                      "action_mask": m, "values": values}
+            runs = [(e, 0.0) for e in ("group_norm", "dr_grpo", "rloo", "reinforce_baseline")]
+            runs += [(e, 0.05) for e in ("group_norm", "reinforce", "gae")]
+            for estimator, kl_coef in runs:
+                if estimator in ("reinforce", "gae") and label != "random G=4":
+                    continue
+                kwargs = {"estimator": estimator, "n_samples_per_prompt": G, "kl_coef": kl_coef,
+                          "gamma": 1.0, "lambd": 0.95}
+
+                def run(inputs=inputs, kwargs=kwargs, N=N):
+                    kl = f["compute_approx_kl"](tensor(inputs["action_log_probs"]),
+                                                tensor(inputs["base_action_log_probs"]),
+                                                kl_estimator="k1")
+                    exp = types.SimpleNamespace(
+                        index=list(range(N)), rewards=tensor(inputs["scores"]), kl=kl,
+                        action_mask=tensor(inputs["action_mask"]),
+                        values=tensor(inputs["values"]), info={})
+                    maker = _Maker(f, kwargs["estimator"], kwargs["n_samples_per_prompt"],
+                                   kwargs["kl_coef"], kwargs["gamma"], kwargs["lambd"])
+                    (out,) = f["compute_advantages_and_returns"](maker, [exp])
+                    return {"advantages": out.advantages, "returns": out.returns}
+
+                v.case("RemoteExperienceMaker.compute_advantages_and_returns",
+                       f"{dtype} {label} {estimator} kl_coef={kl_coef}", kwargs, inputs, run)
+
+    return v.data()

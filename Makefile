@@ -1,7 +1,8 @@
 # The two commands a newcomer needs are `make serve` and `make test`; each installs what it needs.
 # Other targets: `make site` (build into site/), `make bench`, `make golden` (rewrite expected
-# outputs after changing a lesson), `make lint`, `make lock` (re-resolve requirements.lock),
-# `make clean`.
+# outputs after changing a lesson), `make peers` (rewrite the parity vectors tests/peers/*.json
+# from the wheels pinned in peers/pins.toml), `make lint`, `make lock` (re-resolve
+# requirements.lock), `make clean`.
 
 SHELL := /bin/bash
 VENV := .venv
@@ -18,7 +19,7 @@ UV_VERSION := 0.13.9
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 INSTALL := $(PY) -m pip install --quiet --require-hashes -c requirements.lock
 
-.PHONY: serve test site bench golden lint lock clean deps browser
+.PHONY: serve test site bench golden peers lint lock clean deps browser
 
 # ---- installation (each step runs again only when its inputs change) -------------------------
 
@@ -76,6 +77,11 @@ bench: deps
 
 golden: $(VENV)/.deps-test
 	$(PY) -m tests.golden --write
+
+# Download the pinned verl, TRL and OpenRLHF wheels (pip, --require-hashes) into .cache/peers/,
+# run the library functions our references claim to match, write tests/peers/<library>.json.
+peers: $(VENV)/.deps-test
+	$(PY) -m peers
 
 lint: $(VENV)/.deps-test
 	$(PY) -m ruff check .

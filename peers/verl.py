@@ -325,4 +325,16 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                     tag = "" if factor is None else f" loss_scale_factor={factor}"
                     v.case("agg_loss", f"{dtype} {label} {mode}{tag}", kwargs, inputs, run)
 
+    # ---- entropy from logits ----------------------------------------------------------------
+    v.operator("entropy_from_logits", tf.where("entropy_from_logits"), "outputs: entropy")
+    for dtype in DTYPES:
+        rng, dt = np.random.default_rng(2000), DTYPES[dtype]
+        logits = grid(rng, (3, 4, 11), 3.0, dt)
+        logits[0, 0] = np.linspace(-80, 80, 11).astype(dt)  # a near one-hot row
+
+        def run(logits=logits):
+            return {"entropy": f["entropy_from_logits"](tensor(logits))}
+
+        v.case("entropy_from_logits", dtype, {}, {"logits": logits}, run)
+
     return v.data()

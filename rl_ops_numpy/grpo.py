@@ -350,6 +350,7 @@ def grpo_policy_loss(
     beta: float = 0.0,
     loss_agg_mode: str = "token-mean",
     kl_times_ratio: bool = False,
+    dual_clip: float | None = None,
 ) -> float:
     r"""GRPO's clipped surrogate with an optional k3 KL penalty, aggregated per ``loss_agg_mode``.
 
@@ -375,6 +376,9 @@ def grpo_policy_loss(
             ``use_bias_correction_kl``). Its expected gradient is the reverse-KL gradient
             (per token, ``∂(ρ·k3)/∂log π_θ = ρ·(log π_θ − log π_ref)``, ρ times k2's); plain k3 in
             the loss gives the forward-KL gradient.
+        dual_clip: ``c > 1`` caps the clipped surrogate of negative-advantage tokens at ``c·|Â|``
+            (dual-clip PPO, as in :func:`policy_surrogate_loss`); None (the default) leaves it
+            out.
 
     Returns:
         The loss as a Python float (0.0 for a batch with no response token).
@@ -395,7 +399,7 @@ def grpo_policy_loss(
     verl 0.9.1's ``compute_policy_loss_vanilla`` takes ``clip_ratio_low`` / ``clip_ratio_high``
     (0.2 each by default) and differs in two ways: it clamps the log-ratio to ``[−20, 20]``
     before ``exp``, and for negative advantages it caps the loss at ``clip_ratio_c · |Â|`` (dual
-    clip, ``clip_ratio_c = 3.0``; :func:`policy_surrogate_loss` has it as ``dual_clip``). It
+    clip, ``clip_ratio_c = 3.0``; ``dual_clip`` here, off by default). It
     adds the KL as a separate term, ``kl_loss_coef`` (0.001) × ``agg_loss`` of
     ``kl_penalty(..., "low_var_kl")``, which is ``min(k3, 10)`` (see :func:`kl_estimators`);
     every aggregation mode is linear in ``ℓ``, so adding it per token first, as TRL and this
@@ -405,6 +409,8 @@ def grpo_policy_loss(
     """
     clip_low = number("clip_low", clip_low, low=0, above=True)
     clip_high = number("clip_high", clip_high, low=0, above=True)
+    if dual_clip is not None:
+        dual_clip = number("dual_clip", dual_clip, low=1, above=True)
     beta = number("beta", beta, low=0)
     loss_agg_mode = _check_mode(loss_agg_mode)
     named = {"new_logprobs": new_logprobs, "old_logprobs": old_logprobs, "mask": mask}
@@ -441,6 +447,9 @@ def grpo_policy_loss(
     ratio = np.exp(log_ratio)
     # max(−Âρ, −Â·clip(ρ, 1 − ε_low, 1 + ε_high))
     per_token = np.maximum(-adv * ratio, -adv * np.clip(ratio, 1 - clip_low, 1 + clip_high))
+    if dual_clip is not None:
+        # Â < 0: min(ℓ, −c·Â)
+        per_token = np.where(adv < 0, np.minimum(per_token, -dual_clip * adv), per_token)
     if d is not None:
         # k3 = e^d − d − 1
         k3 = np.expm1(d) - d

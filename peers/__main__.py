@@ -6,12 +6,13 @@ import sys
 
 import torch
 
-from . import openrlhf, trl, verl
+from . import openrlhf, trl, trl_ppo, verl
 from .fetch import ROOT, fetch, pins
 from .vectors import write
 
 OUT = ROOT / "tests" / "peers"
-GENERATORS = {"verl": verl.generate, "trl": trl.generate, "openrlhf": openrlhf.generate}
+GENERATORS = {"verl": verl.generate, "trl": trl.generate, "openrlhf": openrlhf.generate,
+              "trl_ppo": trl_ppo.generate}
 
 
 def main(argv: list[str]) -> int:

@@ -74,21 +74,27 @@ class Source:
         return namespace
 
     def statements(self, qualname: str, first: str, last: str) -> tuple[Any, dict[str, Any]]:
-        """The statements of ``qualname``'s body from the one that starts with source text
-        ``first`` to the one that starts with ``last`` (both included, top level of the body),
-        compiled; run the code object with ``exec(code, namespace)``."""
+        """The statements of ``qualname`` from the one that starts with source text ``first`` to
+        the one that starts with ``last`` (both included, in one block of statements, at any
+        depth: a loop's or a ``with``'s body too), compiled; run the code object with
+        ``exec(code, namespace)``."""
         func = self.node(qualname)
-        body = func.body
         lines = self.text.splitlines()
 
-        def index(prefix: str) -> int:
-            hits = [i for i, s in enumerate(body) if lines[s.lineno - 1].strip().startswith(prefix)]
-            if len(hits) != 1:
-                raise RuntimeError(f"{qualname}: {len(hits)} statements start with {prefix!r}")
-            return hits[0]
+        def starts(stmt: ast.stmt, prefix: str) -> bool:
+            return lines[stmt.lineno - 1].strip().startswith(prefix)
 
-        i, j = index(first), index(last)
-        run = body[i : j + 1]
+        blocks = [getattr(n, f) for n in ast.walk(func)
+                  for f in ("body", "orelse", "finalbody") if isinstance(getattr(n, f, None), list)]
+        found = []
+        for body in blocks:
+            i = [k for k, st in enumerate(body) if starts(st, first)]
+            j = [k for k, st in enumerate(body) if starts(st, last)]
+            if len(i) == 1 and len(j) == 1 and i[0] <= j[0]:
+                found.append(body[i[0] : j[0] + 1])
+        if len(found) != 1:
+            raise RuntimeError(f"{qualname}: {len(found)} blocks run from {first!r} to {last!r}")
+        run = found[0]
         code = compile(ast.Module(body=run, type_ignores=[]), self.member, "exec")
         where = {**self.pin.provenance(),
                  **self._where(qualname, run[0].lineno, run[-1].end_lineno, "statements")}

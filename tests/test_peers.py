@@ -51,7 +51,7 @@ from .conftest import ROOT, lesson_function
 
 VECTORS = ROOT / "tests" / "peers"
 PINS = tomllib.loads((ROOT / "peers" / "pins.toml").read_text(encoding="utf-8"))
-LIBRARIES = ("verl", "trl", "openrlhf")
+LIBRARIES = ("verl", "trl", "openrlhf", "trl_ppo")
 
 
 @functools.cache
@@ -324,8 +324,9 @@ def test_aggregate_loss_equals_verl_agg_loss_in_all_five_modes(case):
 
 # ---- TRL ----------------------------------------------------------------------------------------
 
-# TRL's nanstd: count / (count − 1) of int64 counts is a float32 tensor (relative error 6e-8)
-BESSEL = {"rtol": 2e-7}
+# TRL's nanstd and TRL 1.12.0's masked_var with a bool mask: count / (count − 1) of integer
+# counts is a float32 tensor (a relative error up to 6e-8 in float64)
+BESSEL = {"rtol": 2e-7, "atol": 2e-7}  # the inputs are O(1)
 
 # loss_type → (aggregate_loss mode, whether empty rows count in the mean over rows)
 _TRL_LOSS_TYPES = {"bnpo": ("token-mean", False), "dapo": ("token-mean", False),
@@ -599,3 +600,67 @@ def test_openrlhf_advantages_are_our_group_advantages_shaped_rewards_and_returns
               np.float32)
     else:
         close(ret[real], o["advantages"][real], np.float32)
+
+
+# ---- TRL's last PPOTrainer (trl_ppo) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", cases("trl_ppo", "masked_whiten"))
+def test_masked_whiten_equals_trl_ppo_masked_whiten_on_response_tokens(case):
+    i, shift = case["inputs"], case["kwargs"]["shift_mean"]
+    real = i["mask"] != 0
+    ours = masked_whiten(i["values"], i["mask"], shift_mean=shift)
+    close(ours[real], case["outputs"]["whitened"][real])
+    assert not ours[~real].any()  # TRL leaves whitened values on padding
+
+
+def _ppo_masks(case) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """TRL 1.12.0's layout: ``(mask, mask_p1, end)``; the response is tokens 0 … L_b, the value
+    and the score sit one token further (``sequence_lengths + 1``, the last index at most)."""
+    seq = case["inputs"]["sequence_lengths"]
+    T = case["inputs"]["logprobs"].shape[1]  # response length
+    idx = np.arange(T)[None, :]
+    end = np.where(seq + 1 < T, seq + 1, seq)
+    return idx <= seq[:, None], idx <= seq[:, None] + 1, end
+
+
+@pytest.mark.parametrize("case", cases("trl_ppo", "PPOTrainer.train (rewards, GAE, whitening)"))
+def test_trl_ppo_puts_the_score_one_token_past_the_response_and_gae_runs_to_it(case):
+    i, kw, o = case["inputs"], case["kwargs"], case["outputs"]
+    lp, ref, s = i["logprobs"], i["ref_logprobs"], i["scores"]
+    mask, mask_p1, end = _ppo_masks(case)
+    rows = np.arange(len(s))
+    # −β·k on the response tokens (k1 or k3), the score at sequence_lengths + 1
+    k1, _, k3 = kl_estimators(ref, lp)
+    k = {"k1": k1, "k3": k3}[kw["kl_estimator"]]
+    rewards = np.where(mask, -kw["kl_coef"] * k, 0)
+    rewards[rows, end] += s
+    # shape_token_rewards puts the score on the last response token instead
+    ours = shape_token_rewards(s, lp, ref, mask.astype(lp.dtype), kw["kl_coef"])
+    ours[rows, i["sequence_lengths"]] -= s
+    ours[rows, end] += s
+    if kw["kl_estimator"] == "k1":
+        np.testing.assert_allclose(ours, rewards, **tol(lp.dtype))
+    if kw["whiten_rewards"]:
+        rewards = np.where(mask_p1, masked_whiten(rewards, mask_p1, shift_mean=False), 0)
+    # the masks are bool: masked_var's Bessel factor is a float32 (BESSEL)
+    close(rewards, o["rewards"], **BESSEL)
+    # GAE over the response and the one position after it, V = 0 beyond
+    values = np.where(mask_p1, i["values"], 0)
+    adv, ret = compute_gae(o["rewards"], values, mask_p1.astype(lp.dtype), kw["gamma"], kw["lam"])
+    close(ret[mask_p1], o["returns"][mask_p1])
+    close(masked_whiten(adv, mask)[mask], o["advantages"][mask], **BESSEL)
+    assert not o["advantages"][~mask].any()
+
+
+@pytest.mark.parametrize("case", cases("trl_ppo", "PPOTrainer.train (value and policy losses)"))
+def test_trl_ppo_losses_are_ours_with_the_value_trained_one_token_past_the_response(case):
+    i, kw, o = case["inputs"], case["kwargs"], case["outputs"]
+    mask, mask_p1 = ~i["padding_mask"], ~i["padding_mask_p1"]
+    dt = i["vpred"].dtype
+    vf = value_clipped_loss(i["vpred"], i["mb_values"], i["mb_return"], mask_p1.astype(dt),
+                            kw["cliprange_value"])
+    close(vf, o["vf_loss"])
+    pg = policy_surrogate_loss(i["new_logprobs"], i["mb_logprobs"], i["mb_advantage"],
+                               mask.astype(dt), kw["cliprange"])
+    close(pg, o["pg_loss"])

@@ -69,7 +69,7 @@ def tol(dtype, scale: float = 1.0, **wider: float) -> dict[str, float]:
     """``assert_allclose`` tolerances for ``dtype`` (see the module docstring)."""
     f32 = np.dtype(dtype) == np.float32
     t = {"rtol": 2e-5 if f32 else 1e-10, "atol": (2e-6 if f32 else 1e-12) * max(1.0, scale)}
-    return {**t, **wider}
+    return {k: max(t[k], wider.get(k, 0.0)) for k in t}  # a named reason only widens
 
 
 def close(ours, theirs, dtype=None, scale: float = 0.0, **wider: float) -> None:
@@ -216,7 +216,7 @@ def test_policy_losses_with_dual_clip_equal_verl_on_log_ratios_clamped_to_20(cas
                                 clip_high=kw["clip_ratio_high"], dual_clip=kw["clip_ratio_c"],
                                 loss_agg_mode=kw["loss_agg_mode"])
     # seq-mean-token-mean: verl divides each row by n_b + 1e-8
-    close(ours, case["outputs"]["pg_loss"], rtol=max(tol(dtype_of(case))["rtol"], 1e-8))
+    close(ours, case["outputs"]["pg_loss"], rtol=1e-8)
 
 
 @pytest.mark.parametrize("case", cases("verl", "masked_whiten"))
@@ -532,7 +532,7 @@ def test_policy_losses_equal_openrlhf_policy_loss_on_log_ratios_clamped_to_20(ca
                                 clip_high=kw["clip_eps_high"], dual_clip=kw["dual_clip"],
                                 loss_agg_mode=mode)
     # per-sample mean: each row divided by n_b + 1e-8
-    close(ours, case["outputs"]["loss"], rtol=max(tol(dtype_of(case))["rtol"], 1e-8))
+    close(ours, case["outputs"]["loss"], rtol=1e-8)
 
 
 @pytest.mark.parametrize("case", cases("openrlhf", "ValueLoss"))

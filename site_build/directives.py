@@ -10,8 +10,13 @@
     <!-- rl:progress -->                   what this browser solved, per chapter (js/progress.js)
 
 The plugin expands them in ``on_page_markdown``; everything shown comes from the lesson files
-(``site_build.lessons``), never from text pasted into the page. A directive MkDocs does not know
-stays an invisible comment, so an unexpanded page shows nothing broken; the plugin refuses
+(``site_build.lessons``), never from text pasted into the page, and in the page's language: the
+lesson's comments, docstring and printed words translated by the file's own table, its expected
+output the one ``make golden`` wrote for that language (``compute_gae.zh.out``). The same holds
+for a lesson file's section or output included with pymdownx.snippets
+(``--8<-- "grpo/reinforce_pp.py:example"``, ``--8<-- "grpo/reinforce_pp.out"``): on a Chinese
+page the build puts in the Chinese text (:func:`localize_snippets`). A directive MkDocs does not
+know stays an invisible comment, so an unexpanded page shows nothing broken; the plugin refuses
 unknown ids and kinds instead.
 """
 
@@ -20,11 +25,13 @@ from __future__ import annotations
 import html
 import json
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from .drill import drill_html
-from .lessons import Lesson
+from .lessons import SOURCE_LANGUAGE, Lesson, output_path, translate
 
 DIRECTIVE_RE = re.compile(r"^<!--\s*rl:([a-z]+)((?:\s+[^\s>]+)*)\s*-->[ \t]*$", re.M)
 KINDS = ("exercise", "drills", "demo", "progress")
@@ -79,6 +86,39 @@ def _fenced_spans(markdown: str) -> list[tuple[int, int]]:
 
 class DirectiveError(ValueError):
     """A directive the page cannot have: names the page, the line and what is wrong."""
+
+
+SNIPPET_RE = re.compile(r'^([ \t]*)-{1,}8<-{1,}[ \t]+"([^"]+?)(?::([-_0-9a-z]+))?"[ \t]*$',
+                        re.M | re.I)
+
+
+def localize_snippets(markdown: str, page: str, lang: str, docs: Path) -> str:
+    """On a page not in English, a snippet of a lesson file (``--8<-- "x/y.py:example"``) or of
+    its expected output (``--8<-- "x/y.out"``) becomes that text in the page's language, as
+    pymdownx.snippets would have put it in (the section's lines, dedented). Other snippets (the
+    demo's code) stay for pymdownx.snippets."""
+    if lang == SOURCE_LANGUAGE:
+        return markdown
+
+    def replace(m: re.Match) -> str:
+        indent, name, section = m.groups()
+        path = docs / name
+        if not path.is_file() or path.suffix not in (".py", ".out"):
+            return m.group(0)
+        if path.suffix == ".out":
+            local = output_path(path.with_suffix(".py"), lang)
+            if not local.is_file():
+                raise DirectiveError(f"{page}: {local.relative_to(docs)} is missing: run "
+                                     "`make golden`")
+            text = local.read_text(encoding="utf-8")
+        else:
+            lesson = Lesson(path, translate(path.read_text(encoding="utf-8"), path, lang), lang)
+            text = lesson.section(section) if section else lesson.text
+            text = textwrap.dedent(text)
+        lines = text.rstrip("\n").split("\n")
+        return "\n".join(indent + line if line else line for line in lines)
+
+    return SNIPPET_RE.sub(replace, markdown)
 
 
 def expand(markdown: str, page: str, lang: str, lessons: dict[str, Lesson],
@@ -152,10 +192,14 @@ def cell_data(lesson: Lesson) -> str:
 
 
 def exercise_markdown(lesson: Lesson, lang: str, notes: str = "") -> str:
-    """Cell, expected output, the page's notes, answer: Markdown for the page's language."""
+    """Cell, expected output, the page's notes, answer: Markdown for the page's language, from
+    the lesson in that language (the cell's program too: Run prints that language)."""
     words = LABELS[lang]
+    lesson = lesson.in_language(lang)
     answers = "\n".join(("    " + ln) if ln else "" for ln in lesson.answers().split("\n"))
-    expected = lesson.path.with_suffix(".out").read_text(encoding="utf-8")
+    if not lesson.out_path.is_file():
+        raise DirectiveError(f"{lesson.out_path} is missing: run `make golden`")
+    expected = lesson.out_path.read_text(encoding="utf-8")
     parts = [
         f'<div class="rl-cell" data-runner="{html.escape(lesson.id)}" '
         f'data-timeout="{lesson.manifest.timeout:g}" markdown>\n'
@@ -174,9 +218,10 @@ def exercise_markdown(lesson: Lesson, lang: str, notes: str = "") -> str:
 
 
 def drills_markdown(lessons: list[Lesson], lang: str) -> str:
-    """One ``###`` heading and drill per exercise."""
+    """One ``###`` heading and drill per exercise (its code has no comments; a string in it
+    would be the page language's)."""
     blocks = []
-    for lesson in lessons:
+    for lesson in (lesson.in_language(lang) for lesson in lessons):
         imports = "\n".join(
             line for line in lesson.exercise(blanked=False).split("\n")
             if line.startswith(("import ", "from "))

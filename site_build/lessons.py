@@ -46,6 +46,10 @@ from browser_runtime.exercises import Exercise
 BLANK = "_____"
 SECTION_RE = re.compile(r"^\s*#\s*-+8<-+\s*\[(start|end):([a-z][-_0-9a-z]*)\]\s*$", re.I)
 TODO_RE = re.compile(r"^\s*#\s*TODO\b")
+LANGUAGES = ("zh", "en")  # the zh pages are the default; "en" is the file as written
+SOURCE_LANGUAGE = "en"
+TRANSLATED_SECTIONS = ("exercise", "test", "example")
+TABLE_NAME = {"zh": "ZH"}  # language -> the dict its section (named by the language) sets
 
 
 @dataclass(frozen=True)
@@ -61,15 +65,37 @@ class Blank:
 
 @dataclass
 class Lesson:
-    """One lesson file and its derived views."""
+    """One lesson file and its derived views, in one language: the file as written is English;
+    ``in_language("zh")`` is the same lesson with its prose in Chinese (see :func:`translate`)."""
 
     path: Path
     text: str = field(repr=False)
+    lang: str = SOURCE_LANGUAGE
+    original: Lesson | None = field(default=None, repr=False)  # the file as written
 
     @classmethod
     def load(cls, path: str | Path) -> Lesson:
         path = Path(path)
         return cls(path, path.read_text(encoding="utf-8"))
+
+    @cached_property
+    def _languages(self) -> dict[str, Lesson]:
+        return {self.lang: self}
+
+    def in_language(self, lang: str) -> Lesson:
+        """This lesson in ``lang``: the same code, its comments, docstring and printed words
+        translated by the file's own table. Errors name the file and the line."""
+        if self.original is not None:
+            return self.original.in_language(lang)
+        if lang not in self._languages:
+            text = translate(self.text, self.path, lang)
+            self._languages[lang] = Lesson(self.path, text, lang, original=self)
+        return self._languages[lang]
+
+    @property
+    def out_path(self) -> Path:
+        """Where ``make golden`` writes what this lesson prints in its language."""
+        return output_path(self.path, self.lang)
 
     # ---- structure -------------------------------------------------------------------------
 
@@ -223,9 +249,17 @@ class Lesson:
     @cached_property
     def version(self) -> str:
         """Short hash of what the learner edits (blanked exercise + test): saved work from an
-        older version is recognised by it."""
+        older version is recognised by it. The same in every language (the English text's), so
+        work saved on one language's page is this version's on the other's too."""
+        if self.original is not None:
+            return self.original.version
         data = (self.exercise() + "\0" + self.test()).encode()
         return hashlib.sha256(data).hexdigest()[:12]
+
+
+def output_path(path: Path, lang: str = SOURCE_LANGUAGE) -> Path:
+    """``compute_gae.py`` -> ``compute_gae.out`` (English), ``compute_gae.zh.out`` (Chinese)."""
+    return path.with_suffix(".out" if lang == SOURCE_LANGUAGE else f".{lang}.out")
 
 
 def _section_spans(text: str, path: Path) -> dict[str, tuple[int, int]]:
@@ -274,6 +308,206 @@ def _strip_comment(line: str) -> str:
     return line.rstrip()
 
 
+# ---- languages -------------------------------------------------------------------------------
+#
+# A lesson file is written in English and carries its Chinese in a section of its own:
+#
+#     # --8<-- [start:zh]
+#     ZH = {  # English fragment -> Chinese, for the zh pages (site_build.lessons.translate)
+#         "walk back in time": "沿时间倒着走",
+#         ...
+#     }
+#     # --8<-- [end:zh]
+#
+# Only prose is translated: comments, docstrings and the string literals a print() call prints,
+# in the exercise, test and example sections. Each key is replaced where it occurs in them, the
+# longest key first, and nowhere else, so code is the same in both languages (checked: the two
+# files parse to the same tree but for those strings). A fragment of prose left in English, or a
+# key that matches nothing, is an error naming the file and the line: translations cannot go
+# stale. Python runs the file as it is (English); ZH is just a dict there.
+
+
+# English a Chinese text keeps as it is (the site's pages write these in Latin letters too), and
+# what counts as an English word: two letters or more, not part of a name, a number or a formula
+KEPT_WORDS = frozenset({
+    "token", "tokens", "padding", "batch", "critic", "prompt", "prompts", "rollout", "logits",
+    "verl", "log", "exp", "sqrt", "softmax", "onehot", "clip", "min", "max", "std", "var",
+    "mean", "sum", "argmax", "TODO", "ln", "inf", "nan", "True", "False", "None",
+    "Dr", "Bradley", "Terry",  # Dr. GRPO, Bradley–Terry
+})
+KEPT_TERMS = ("clip-higher",)
+_WORD_RE = re.compile(r"(?<![\w.\\])[A-Za-z][a-z]+(?![\w(])")
+_CODE_RE = re.compile(r"`[^`]*`|\"[^\"\n]*\"|'[^'\n]*'")  # inline code and quoted values in prose
+_BRACES_RE = re.compile(r"\{[^{}]*\}")  # an f-string's fields
+
+
+class TranslationError(ValueError):
+    """A lesson file whose translation is missing, stale or changes code: names file and line."""
+
+
+@dataclass(frozen=True)
+class _Span:
+    line: int  # 1-based
+    start: int  # character columns in that line
+    end: int
+    kind: str  # "comment", "docstring" or "print"
+
+
+def _char_col(line: str, byte_col: int) -> int:
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def prose_spans(text: str, path: Path | str = "<lesson>") -> list[_Span]:
+    """Where a file's prose is: comments, docstring lines, print()ed strings, in the exercise,
+    test and example sections; in file order."""
+    lines = text.split("\n")
+    sections = _section_spans(text, Path(path))
+    inside = [span for name, span in sections.items() if name in TRANSLATED_SECTIONS]
+
+    def wanted(line: int) -> bool:
+        return any(a <= line <= b for a, b in inside)
+
+    spans: list[_Span] = []
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.COMMENT and wanted(tok.start[0]):
+            spans.append(_Span(tok.start[0], tok.start[1] + 1, tok.end[1], "comment"))
+    tree = ast.parse(text, filename=str(path))
+    strings: list[ast.expr] = []
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        documented = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        first = body[0] if isinstance(node, documented) and body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                and isinstance(first.value.value, str):
+            doc = first.value
+            for no in range(doc.lineno, doc.end_lineno + 1):
+                line = lines[no - 1]
+                start = _char_col(line, doc.col_offset) + 3 if no == doc.lineno else \
+                    len(line) - len(line.lstrip())
+                end = _char_col(line, doc.end_col_offset) - 3 if no == doc.end_lineno else len(line)
+                if wanted(no) and end > start:
+                    spans.append(_Span(no, start, end, "docstring"))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == "print":
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                strings += [n for n in ast.walk(arg) if isinstance(n, ast.JoinedStr) or (
+                    isinstance(n, ast.Constant) and isinstance(n.value, str))]
+    inner = {id(v) for s in strings if isinstance(s, ast.JoinedStr)
+             for v in ast.walk(s) if v is not s}
+    for s in strings:
+        if id(s) in inner:
+            continue
+        for no in range(s.lineno, s.end_lineno + 1):
+            line = lines[no - 1]
+            start = _char_col(line, s.col_offset) if no == s.lineno else \
+                len(line) - len(line.lstrip())
+            end = _char_col(line, s.end_col_offset) if no == s.end_lineno else len(line)
+            if wanted(no):
+                spans.append(_Span(no, start, end, "print"))
+    return sorted(spans, key=lambda s: (s.line, s.start))
+
+
+def english_words(prose: str, kind: str, names: frozenset[str] = frozenset()) -> list[str]:
+    """The English words of a piece of prose: not inline code, quoted values, an f-string's
+    fields, names of the code, or the words a Chinese text keeps."""
+    if kind == "print":
+        prose = _BRACES_RE.sub(" ", _BRACES_RE.sub(" ", prose))
+        prose = re.sub(r"""\b[rbfuRBFU]{1,2}(?=["'])|["']""", " ", prose)
+    else:
+        prose = _CODE_RE.sub(" ", prose)
+    for term in KEPT_TERMS:
+        prose = prose.replace(term, " ")
+    return [w for w in _WORD_RE.findall(prose) if w not in KEPT_WORDS and w not in names
+            and w.lower() not in KEPT_WORDS]
+
+
+def translation_table(text: str, path: Path | str, lang: str) -> dict[str, str]:
+    """The ``ZH = {...}`` of the file's ``zh`` section (empty without one)."""
+    spans = _section_spans(text, Path(path))
+    if lang not in spans:
+        return {}
+    first, last = spans[lang]
+    source = "\n".join(text.split("\n")[first - 1 : last])
+    name = TABLE_NAME[lang]
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as err:
+        raise TranslationError(f"{path}:{first + (err.lineno or 1) - 1}: the {lang} section is "
+                               f"not valid Python: {err.msg}") from err
+    for node in tree.body:
+        targets = [getattr(t, "id", None) for t in getattr(node, "targets", [])]
+        if isinstance(node, ast.Assign) and targets == [name]:
+            try:
+                table = ast.literal_eval(node.value)
+            except ValueError as err:
+                raise TranslationError(f"{path}:{first + node.lineno - 1}: {name} must be a "
+                                       f"literal dict of strings ({err})") from err
+            if not isinstance(table, dict) or not all(
+                    isinstance(k, str) and isinstance(v, str) and k and "\n" not in k + v
+                    for k, v in table.items()):
+                raise TranslationError(f"{path}:{first + node.lineno - 1}: {name} maps English "
+                                       "fragments to translations, each one line of text")
+            return table
+    raise TranslationError(f"{path}:{first}: the {lang} section sets no {name} = {{...}}")
+
+
+def translate(text: str, path: Path | str, lang: str) -> str:
+    """The file in ``lang``: its prose translated by its own table, code untouched. Raises
+    :class:`TranslationError` for prose left in English, a key that matches nothing, or a
+    translation that changes code."""
+    if lang == SOURCE_LANGUAGE:
+        return text
+    table = translation_table(text, path, lang)
+    lines = text.split("\n")
+    names = frozenset(
+        tok.string for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+        if tok.type == tokenize.NAME
+    )
+    pattern = re.compile("|".join(re.escape(k) for k in sorted(table, key=len, reverse=True))) \
+        if table else None
+    used: set[str] = set()
+    missing: list[str] = []
+
+    def replace(match: re.Match) -> str:
+        used.add(match.group(0))
+        return table[match.group(0)]
+
+    for span in reversed(prose_spans(text, path)):  # right to left: columns stay valid
+        line = lines[span.line - 1]
+        prose = line[span.start : span.end]
+        done = pattern.sub(replace, prose) if pattern else prose
+        left = english_words(done, span.kind, names)
+        if left:
+            missing.append(f"{path}:{span.line}: no {lang} for {prose.strip()!r} "
+                           f"(English left: {' '.join(left)})")
+        lines[span.line - 1] = line[: span.start] + done + line[span.end :]
+    if missing:
+        raise TranslationError(
+            "\n".join(reversed(missing))
+            + f"\n(add the fragments to {TABLE_NAME[lang]} in the file's {lang} section)")
+    unused = [k for k in table if k not in used]
+    if unused:
+        first = _section_spans(text, Path(path))[lang][0]
+        where = {k: next((no for no, ln in enumerate(lines[first - 1 :], first)
+                          if repr(k)[1:-1] in ln or k in ln), first) for k in unused}
+        raise TranslationError("\n".join(
+            f"{path}:{where[k]}: {TABLE_NAME[lang]} key {k!r} matches no comment, docstring or "
+            "printed string (stale: the English changed?)" for k in unused))
+    result = "\n".join(lines)
+    if _code_only(result) != _code_only(text):
+        raise TranslationError(f"{path}: the {lang} translation changes code, not only prose")
+    return result
+
+
+def _code_only(text: str) -> str:
+    """The file's syntax tree with every string's value left out: what a translation keeps."""
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            node.value = ""
+    return ast.dump(tree)
+
+
 # ---- downloads -------------------------------------------------------------------------------
 
 _IMPORT_RE = re.compile(r"^(import|from)\s")
@@ -286,29 +520,48 @@ def _split_imports(code: str) -> tuple[list[str], str]:
     return imports, rest
 
 
-def download(lessons: list[Lesson], title: str, blanked: bool) -> str:
-    """One runnable file from one or more lessons: imports once, each function, then each test
-    block as a function of its own. ``python exercise.py`` runs every test, and
+# what a download says, per language: {file} is its name, {name} the first exercise's function
+DOWNLOAD_WORDS = {
+    "en": {
+        "exercise": "Replace every _____ with your code, then run:  python {file}\n"
+                    "or one exercise at a time:  python {file} {name}",
+        "solution": "The solution. Run it:  python {file}  (or: python {file} {name})",
+        "unknown": "no exercise {name!r}; there are: {names}",
+        "not_done": "not done yet: fill in its blanks (_____) first",
+    },
+    "zh": {
+        "exercise": "把每个 _____ 换成你的代码，然后运行：  python {file}\n"
+                    "也可以一次只做一题：  python {file} {name}",
+        "solution": "参考答案。运行：  python {file}  （或者：python {file} {name}）",
+        "unknown": "没有练习 {name!r}；有这些：{names}",
+        "not_done": "还没做完：先把它的空（_____）填上",
+    },
+}
+
+
+def download(lessons: list[Lesson], title: str, blanked: bool,
+             lang: str = SOURCE_LANGUAGE) -> str:
+    """One runnable file from one or more lessons, in ``lang``: imports once, each function, then
+    each test block as a function of its own. ``python exercise.py`` runs every test, and
     ``python exercise.py compute_gae`` only that one; a test whose function still has blanks
     says "not done yet" and the others go on. ``blanked`` gives the exercise (every TODO answer
-    is ``_____``), else the solution.
+    is ``_____``), else the solution. ``title`` is its first line (the chapter's title in that
+    language).
     """
+    words = DOWNLOAD_WORDS[lang]
     imports: list[str] = []
     bodies, tests = [], []
-    for lesson in lessons:
+    for lesson in (lesson.in_language(lang) for lesson in lessons):
         imp, body = _split_imports(lesson.exercise(blanked))
         imports += [i for i in imp if i not in imports]
         bodies.append(body)
         tests.append(f"def test_{lesson.name}():\n" + _indent_block(lesson.test().strip("\n")))
-    if blanked:
-        how = ("Replace every _____ with your code, then run:  python {file}\n"
-               "or one exercise at a time:  python {file} " + lessons[0].name)
-    else:
-        how = "The solution. Run it:  python {file}  (or: python {file} " + lessons[0].name + ")"
+    how = words["exercise" if blanked else "solution"].format(
+        file="exercise.py" if blanked else "solution.py", name=lessons[0].name)
     header = f'"""{title}\n\n{how}\n"""\n'
     names = ", ".join(f'"{lesson.name}": test_{lesson.name}' for lesson in lessons)
     return (
-        header.format(file="exercise.py" if blanked else "solution.py")
+        header
         + "\n"
         + "\n".join(["import sys", *imports])
         + "\n\n\n"
@@ -317,22 +570,25 @@ def download(lessons: list[Lesson], title: str, blanked: bool) -> str:
         + "\n\n"
         + "\n\n\n".join(tests)
         + f"\n\n\nTESTS = {{{names}}}\n\n"
-        + _MAIN
+        + _main(words)
     )
 
 
-_MAIN = '''
+def _main(words: dict[str, str]) -> str:
+    """The download's ``__main__``: run the tests named (all by default), in ``words``' language."""
+    unknown = words["unknown"].replace("{names}", "{', '.join(TESTS)}")
+    return f'''
 if __name__ == "__main__":
     for name in sys.argv[1:] or list(TESTS):
         if name not in TESTS:
-            sys.exit(f"no exercise {name!r}; there are: {', '.join(TESTS)}")
-        print(f"---- {name}")
+            sys.exit(f"{unknown}")
+        print(f"---- {{name}}")
         try:
             TESTS[name]()
         except NameError as err:
             if "_____" not in str(err):
                 raise
-            print("not done yet: fill in its blanks (_____) first")
+            print({words["not_done"]!r})
 '''.lstrip("\n")
 
 

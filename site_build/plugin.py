@@ -7,9 +7,10 @@
   error naming the file.
 - ``on_files``: publish what is not a page: our ``js/`` modules, KaTeX's CSS and fonts, uPlot,
   the code editor's modules (``site_build.es_modules``), Pyodide, the wheel, and each
-  chapter's ``exercise.py`` and ``solution.py`` downloads.
-- ``on_page_markdown``: write the pinned library versions (``{{verl}}``, ``site_build.pins``)
-  and expand the page directives (``<!-- rl:exercise ppo/compute_gae -->``).
+  chapter's ``exercise.py`` and ``solution.py`` downloads in the language being built.
+- ``on_page_markdown``: write the pinned library versions (``{{verl}}``, ``site_build.pins``),
+  put a lesson file's snippets in the page's language, and expand the page directives
+  (``<!-- rl:exercise ppo/compute_gae -->``).
 - ``on_post_page``: drop the head's hreflang links (see there why).
 - ``on_post_build``: write the service worker (``site_build.service_worker``).
 
@@ -36,7 +37,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
 from . import es_modules, pins, pyodide_dist, service_worker, wheel, write_atomic
-from .directives import DirectiveError, directives, expand, placed
+from .directives import DirectiveError, directives, expand, localize_snippets, placed
 from .katex import Katex, KatexError, KatexExtension
 from .lessons import Lesson, download, find_lessons
 
@@ -86,6 +87,13 @@ def _in_nav_order(chapters: list[Chapter], nav: object) -> list[Chapter]:
                   else len(folders))
 
 
+def build_language(config: MkDocsConfig) -> str:
+    """The language mkdocs-static-i18n is building now (the default one without it)."""
+    i18n = config.plugins.get("i18n")
+    lang = getattr(i18n, "current_language", None)
+    return lang if lang in LANGUAGES else LANGUAGES[0]
+
+
 def page_language(src_path: str) -> str:
     """``ppo/index.en.md`` -> ``en``; a page with no language suffix is the default's."""
     parts = Path(src_path).name.split(".")
@@ -111,7 +119,8 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
             self.lessons = {lesson.id: lesson for lesson in find_lessons(docs)}
             for lesson in self.lessons.values():
                 lesson.manifest  # noqa: B018 (parse now: errors name the file)
-                lesson.blanks  # noqa: B018
+                for lang in LANGUAGES:  # a translation missing or stale names file and line
+                    lesson.in_language(lang).blanks  # noqa: B018
         except ValueError as err:
             raise PluginError(f"lesson file: {err}") from err
         import rl_ops_numpy
@@ -226,21 +235,34 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
                 _add(files, config, f"assets/pyodide/{name}", source=source)
             _add(files, config, "assets/pyodide/pyodide-lock.json",
                  content=pyodide_dist.site_lock())
+        # each chapter's downloads in this build's language (mkdocs-static-i18n builds the
+        # default language, then each other one): ppo/exercise.py in Chinese, and
+        # en/ppo/exercise.py in English, which the English page's link (exercise.py) finds as
+        # ppo/exercise.en.py
+        lang = build_language(config)
         for chapter in self.chapters:
             for name, blanked in (("exercise.py", True), ("solution.py", False)):
-                text = download(chapter.lessons, chapter.title, blanked=blanked)
-                _add(files, config, f"{chapter.folder}/{name}", content=text)
+                text = download(chapter.lessons, chapter.titles[lang], blanked, lang)
+                dest = f"{chapter.folder}/{name}"
+                if lang == LANGUAGES[0]:
+                    _add(files, config, dest, content=text)
+                else:
+                    _add(files, config, f"{lang}/{dest}", content=text,
+                         src_uri=dest.replace(".py", f".{lang}.py"))
         return files
 
     # ---- pages -----------------------------------------------------------------------------
 
     def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files):
+        lang = page_language(page.file.src_path)
         try:
             markdown = pins.substitute(markdown, page.file.src_path, self.pins)
-            return expand(markdown, page.file.src_path, page_language(page.file.src_path),
+            markdown = localize_snippets(markdown, page.file.src_path, lang,
+                                         Path(config.docs_dir))
+            return expand(markdown, page.file.src_path, lang,
                           self.lessons, lambda: self.demo_html,
                           lambda lang: progress_widget(self.chapters, lang))
-        except (DirectiveError, ValueError) as err:
+        except (DirectiveError, ValueError) as err:  # TranslationError is a ValueError
             raise PluginError(str(err)) from err
 
     def on_post_page(self, output: str, page: Page, config: MkDocsConfig) -> str:
@@ -274,10 +296,11 @@ _HEAD_ALTERNATE = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[
 
 
 def _add(files: Files, config: MkDocsConfig, dest: str, *, source: Path | None = None,
-         content: str | bytes | None = None) -> None:
+         content: str | bytes | None = None, src_uri: str | None = None) -> None:
     """Publish ``source``, or ``content`` (kept in ``.cache/generated/``: mkdocs-static-i18n
-    needs every file to have a source path)."""
-    existing = files.get_file_from_path(dest)
+    needs every file to have a source path), at ``dest``; ``src_uri`` is the name links find it
+    by, if not ``dest``."""
+    existing = files.get_file_from_path(src_uri or dest)
     if existing is not None:
         files.remove(existing)
     if source is None:
@@ -286,8 +309,10 @@ def _add(files: Files, config: MkDocsConfig, dest: str, *, source: Path | None =
         source = Path(config.config_file_path).parent / ".cache" / "generated" / dest
         if not source.exists() or source.read_bytes() != data:  # `mkdocs serve` would loop
             write_atomic(source, data)
-    files.append(File.generated(config, dest, abs_src_path=str(source),
-                                inclusion=InclusionLevel.INCLUDED))
+    file = File.generated(config, src_uri or dest, abs_src_path=str(source),
+                          inclusion=InclusionLevel.INCLUDED)
+    file.dest_uri = dest
+    files.append(file)
 
 
 # ---- the demo's sample run --------------------------------------------------------------------

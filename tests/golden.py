@@ -1,7 +1,9 @@
 """Expected outputs on the pages are golden files written by running the lesson code.
 
 ``python -m tests.golden --write`` (or ``make golden``) runs every lesson file with real PyTorch
-and writes what it prints to ``docs/<lesson>/<name>.out``; the pages include those files.
+and writes what it prints to ``docs/<lesson>/<name>.out``, and what its Chinese text (the file
+with its prose translated by its own table, ``site_build.lessons.translate``) prints to
+``<name>.zh.out``; the pages of each language include theirs.
 ``python -m tests.golden`` checks them instead (exit status 1 when one is stale), and with
 ``--layer`` runs the lessons under the browser's torch layer: what a reader's browser prints.
 The tests run both, also under other CPU kernels, so no number on a page drifts from the code or
@@ -16,18 +18,25 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from site_build.lessons import LANGUAGES, SOURCE_LANGUAGE, output_path, translate
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
 class Script:
-    """A runnable file of the pages: a lesson (an exercise and its test) or an example."""
+    """A runnable file of the pages, a lesson (an exercise and its test) or an example, in one
+    language (English: the file as written)."""
 
     path: Path
+    lang: str = SOURCE_LANGUAGE
 
     @property
     def text(self) -> str:
-        return self.path.read_text(encoding="utf-8")
+        return translate(self.path.read_text(encoding="utf-8"), self.path, self.lang)
+
+    def in_language(self, lang: str) -> Script:
+        return Script(self.path, lang)
 
     @property
     def id(self) -> str:
@@ -42,8 +51,10 @@ def scripts(docs: Path = ROOT / "docs") -> list[Script]:
     ]
 
 
-def golden_path(script) -> Path:
-    return script.path.with_suffix(".out")
+def golden_path(script, lang: str | None = None) -> Path:
+    """The expected output of a script (or lesson) in ``lang``, by default its own language:
+    ``compute_gae.out``, ``compute_gae.zh.out``."""
+    return output_path(script.path, lang or getattr(script, "lang", SOURCE_LANGUAGE))
 
 
 def run_lesson(lesson, layer: bool = False) -> str:
@@ -65,7 +76,7 @@ def run_lesson(lesson, layer: bool = False) -> str:
 def main() -> int:
     write, layer = "--write" in sys.argv, "--layer" in sys.argv
     stale = []
-    for script in scripts():
+    for script in (s.in_language(lang) for s in scripts() for lang in LANGUAGES):
         path, now = golden_path(script), run_lesson(script, layer=layer)
         if not path.exists() or path.read_text(encoding="utf-8") != now:
             stale.append(path.relative_to(ROOT))

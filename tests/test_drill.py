@@ -120,3 +120,25 @@ def test_a_different_drill_answer_fails_the_check_by_meaning():
     with torch_layer_installed():
         result = check(EXERCISES["ppo/policy_surrogate_loss"], "import torch\n\n" + code)
     assert result["passed"] < result["total"]
+
+
+@pytest.mark.parametrize("exercise_id", sorted(LESSONS))
+def test_the_drill_follows_the_pages_language_and_has_no_prose_to_mask(exercise_id):
+    # a page's drill is built from the lesson in the page's language; it has no comments and no
+    # docstring, so every token is code and the same in both languages (a Chinese learner never
+    # types an English comment word, nor an English learner a Chinese one)
+    import io
+    import tokenize
+
+    from site_build.directives import drills_markdown
+
+    data = {}
+    for lang in ("zh", "en"):
+        markup = drills_markdown([LESSONS[exercise_id]], lang)
+        data[lang] = json.loads(re.search(r"<script[^>]*>(.*?)</script>", markup, re.S).group(1))
+        assert data[lang]["code"] == LESSONS[exercise_id].in_language(lang).drill_code
+    assert data["zh"]["code"] == data["en"]["code"] and data["zh"]["slots"] == data["en"]["slots"]
+    code = data["zh"]["code"]
+    kinds = {tok.type for tok in tokenize.generate_tokens(io.StringIO(code).readline)}
+    assert tokenize.COMMENT not in kinds and '"""' not in code
+    assert not re.search(r"[\u4e00-\u9fff]", code)

@@ -143,3 +143,101 @@ def test_the_wheel_carries_the_manifest_and_check_finds_exercises_in_it_by_id(tm
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["passed"] == result["total"] > 0, result
+
+
+# ---- the lesson in each language ------------------------------------------------------------
+
+TRANSLATED = '''# --8<-- [start:exercise]
+import torch
+
+
+def ratio(new_logprobs, old_logprobs, mask):
+    """The importance ratio, 1 on padding."""
+    # TODO 1: exp of the masked log-ratio
+    return (new_logprobs - old_logprobs).masked_fill(mask == 0, 0.0).exp()
+# --8<-- [end:exercise]
+
+
+# --8<-- [start:test]
+mask = torch.tensor([[1.0, 0.0]])
+print(f"ratio on padding: {ratio(torch.zeros(1, 2), torch.ones(1, 2), mask)[0, 1]}")
+# --8<-- [end:test]
+
+
+# --8<-- [start:zh]
+ZH = {
+    "The importance ratio, 1 on padding.": "重要性采样比，padding 上为 1。",
+    "exp of the masked log-ratio": "对掩码后的对数比取 exp",
+    "ratio on padding: ": "padding 上的比值：",
+}
+# --8<-- [end:zh]
+'''
+
+
+def test_the_chinese_text_translates_comments_docstrings_and_printed_words_only(tmp_path):
+    from site_build.lessons import translate
+
+    zh = translate(TRANSLATED, tmp_path / "ratio.py", "zh")
+    assert '"""重要性采样比，padding 上为 1。"""' in zh
+    assert "# TODO 1: 对掩码后的对数比取 exp" in zh
+    assert 'print(f"padding 上的比值：{ratio(' in zh
+    # the code, the zh section and the line count are untouched
+    back = zh.replace("重要性采样比，padding 上为 1。", "The importance ratio, 1 on padding.", 1)
+    back = back.replace("对掩码后的对数比取 exp", "exp of the masked log-ratio", 1)
+    assert back.replace('f"padding 上的比值：', 'f"ratio on padding: ', 1) == TRANSLATED
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        (("# TODO 1: exp of the masked log-ratio", "# TODO 1: exp of the masked log-ratio, now"),
+         r"ratio\.py:7: no zh for 'TODO 1: exp of the masked log-ratio, now' "
+         r"\(English left: now\)"),
+        (('print(f"ratio on padding: ', 'print(f"ratio at the padding: '),
+         r"ratio\.py:14: no zh for .*ratio at the padding"),
+        (('mask = torch.tensor([[1.0, 0.0]])', 'mask = torch.tensor([[1.0, 0.0]])  # one pad'),
+         r"ratio\.py:13: no zh for 'one pad'"),
+        (('    "ratio on padding: "',
+          '    "ratio at the end: ": "末尾：",\n    "ratio on padding: "'),
+         r"ratio\.py:\d+: ZH key 'ratio at the end: ' matches no comment, docstring or printed"),
+        (('    "ratio on padding: "', '    "mask)[0": "x)[0",\n    "ratio on padding: "'),
+         r"ratio\.py: the zh translation changes code"),
+        (('"padding 上的比值："', '"padding 上的" + "比值："'),
+         r"ratio\.py:\d+: ZH must be a literal dict"),
+    ],
+    ids=["comment-grew", "print-changed", "new-comment", "stale-key", "changes-code",
+         "not-literal"],
+)
+def test_a_missing_stale_or_code_changing_translation_names_the_file_and_line(
+    change, error, tmp_path
+):
+    from site_build.lessons import Lesson, TranslationError
+
+    path = tmp_path / "ratio.py"
+    old, new = change
+    assert old in TRANSLATED
+    lesson = Lesson(path, TRANSLATED.replace(old, new, 1))
+    with pytest.raises(TranslationError, match=error):
+        lesson.in_language("zh")
+
+
+@pytest.mark.parametrize("exercise_id", sorted(LESSONS))
+def test_each_lesson_in_chinese_is_the_same_exercise_with_chinese_instructions(exercise_id):
+    import re
+
+    en = LESSONS[exercise_id]
+    zh = en.in_language("zh")
+    assert zh.in_language("en") is en and en.in_language("zh") is zh
+    # the same code: blanks, answers, drill, manifest, saved-work version, line numbers
+    assert [(b.answer, b.start, b.end) for b in zh.blanks] == [
+        (b.answer, b.start, b.end) for b in en.blanks]
+    assert zh.drill_code == en.drill_code and zh.version == en.version
+    assert zh.manifest == en.manifest and zh.name == en.name
+    assert zh.exercise().count("\n") == en.exercise().count("\n")
+    # the instructions in Chinese: the docstring, and every TODO that has words
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    assert cjk.search(zh.exercise().split('"""')[1])
+    for b_en, b_zh in zip(en.blanks, zh.blanks, strict=True):
+        assert b_zh.todo == b_en.todo or cjk.search(b_zh.todo), b_zh.todo
+        if re.search(r"\b[a-z]{3,} [a-z]{2,}\b", b_en.todo.replace("log", "")):
+            assert cjk.search(b_zh.todo), f"{exercise_id}: {b_en.todo} is not translated"

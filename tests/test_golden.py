@@ -1,22 +1,29 @@
-"""Every expected output shown on a page is what the lesson code prints today: with PyTorch on
-this machine, with PyTorch's generic CPU kernels, and in the browser's torch layer, also on
-NumPy's baseline kernels. So every reader sees the page's numbers, whatever their CPU."""
+"""Every expected output shown on a page is what the lesson code prints today, in the page's
+language (``compute_gae.out`` from the file as written, ``compute_gae.zh.out`` from its Chinese
+text): with PyTorch on this machine, with PyTorch's generic CPU kernels, and in the browser's
+torch layer, also on NumPy's baseline kernels. So every reader sees the page's numbers, whatever
+their CPU."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 
+from site_build.lessons import LANGUAGES
+
 from .conftest import ROOT, SCRIPTS
 from .golden import golden_path, run_lesson
 
+CASES = [(script_id, lang) for script_id in sorted(SCRIPTS) for lang in LANGUAGES]
 
-@pytest.mark.parametrize("exercise_id", sorted(SCRIPTS))
-def test_golden_output_is_what_torch_prints(exercise_id):
-    lesson = SCRIPTS[exercise_id]
+
+@pytest.mark.parametrize(("exercise_id", "lang"), CASES)
+def test_golden_output_is_what_torch_prints(exercise_id, lang):
+    lesson = SCRIPTS[exercise_id].in_language(lang)
     path = golden_path(lesson)
     assert path.exists(), f"{path} is missing: run `make golden`"
     assert run_lesson(lesson) == path.read_text(encoding="utf-8"), (
@@ -24,10 +31,21 @@ def test_golden_output_is_what_torch_prints(exercise_id):
     )
 
 
-@pytest.mark.parametrize("exercise_id", sorted(SCRIPTS))
-def test_golden_output_is_what_the_browsers_torch_layer_prints(exercise_id):
-    lesson = SCRIPTS[exercise_id]
+@pytest.mark.parametrize(("exercise_id", "lang"), CASES)
+def test_golden_output_is_what_the_browsers_torch_layer_prints(exercise_id, lang):
+    lesson = SCRIPTS[exercise_id].in_language(lang)
     assert run_lesson(lesson, layer=True) == golden_path(lesson).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("exercise_id", sorted(SCRIPTS))
+def test_each_language_has_its_own_output_with_the_same_numbers(exercise_id):
+    # compute_gae.out and compute_gae.zh.out: both there, with the same numbers (only words are
+    # translated; a print with no words prints the same in both)
+    en, zh = (golden_path(SCRIPTS[exercise_id], lang).read_text("utf-8") for lang in ("en", "zh"))
+    assert golden_path(SCRIPTS[exercise_id], "zh").name == f"{exercise_id.split('/')[1]}.zh.out"
+    number = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+    assert sorted(number.findall(en)) == sorted(number.findall(zh))
+    assert zh == en or re.search(r"[\u4e00-\u9fff]", zh)
 
 
 def _golden_check(*args: str, **env: str) -> subprocess.CompletedProcess:

@@ -1,7 +1,8 @@
-"""Adding an exercise touches three places: its lesson file, its NumPy reference, one line on each
-language's page. This adds a fixture exercise to a copy of the site that way and finds it on both
-pages, in the download, in the drill and in Check (from the wheel the build wrote); and a
-misplaced one stops the build with an error that names it."""
+"""Adding an exercise touches three places: its lesson file (with its Chinese), its NumPy reference,
+one line on each language's page. This adds a fixture exercise to a copy of the site that way and
+finds it on both pages, each in its language, in the downloads, in the drill and in Check (from
+the wheel the build wrote); and a misplaced or untranslated one stops the build with an error that
+names it."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def ratio_in_one_line(new_logprobs, old_logprobs, mask):
 
 # --8<-- [start:test]
 mask = torch.tensor([[1.0, 1.0, 0.0]])
-print(ratio_in_one_line(torch.zeros(1, 3), torch.zeros(1, 3) - 1.0, mask))
+print("ratio:", ratio_in_one_line(torch.zeros(1, 3), torch.zeros(1, 3) - 1.0, mask))
 # --8<-- [end:test]
 
 
@@ -48,6 +49,15 @@ def inputs(draw):
     return {"new_logprobs": draw.normal((B, T)), "old_logprobs": draw.normal((B, T)),
             "mask": draw.mask(B, T)}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+ZH = {
+    "1 on padding, in one line.": "padding 上为 1，一行写完。",
+    "exp of the masked log-ratio": "对掩码后的对数比取 exp",
+    "ratio:": "比值：",
+}
+# --8<-- [end:zh]
 '''
 ANSWER = "(new_logprobs - old_logprobs).masked_fill(mask == 0, 0.0).exp()"
 
@@ -88,7 +98,9 @@ def site(tmp_path_factory) -> Path:
     # (2. its reference: importance_ratio, already in rl_ops_numpy)
     from site_build.lessons import Lesson
 
-    lesson.with_suffix(".out").write_text(run_lesson(Lesson.load(lesson)), encoding="utf-8")
+    for lang in ("en", "zh"):  # what `make golden` writes: ratio_in_one_line.out, .zh.out
+        written = Lesson.load(lesson).in_language(lang)
+        written.out_path.write_text(run_lesson(written), encoding="utf-8")
     for lang in ("en", "zh"):  # 3. one line on each language's page
         place(src / "docs" / "ppo" / f"index.{lang}.md", f"<!-- rl:exercise {ID} -->",
               after="<!-- rl:exercise ppo/masked_whiten -->")
@@ -104,7 +116,12 @@ def test_the_new_exercise_is_on_the_page_with_its_output_answer_and_drill(site, 
     assert cell, "no cell"
     data = json.loads(cell.group(0).split('type="application/json">', 1)[1][: -len("</script>")])
     assert data["function"] == "ratio_in_one_line" and "_____" in data["exercise"]
-    out = (site / "docs" / f"{ID}.py").with_suffix(".out").read_text(encoding="utf-8")
+    # in the page's language: the cell Run and Check run, and the expected output
+    todo = "# TODO 1: exp of the masked log-ratio" if lang else "# TODO 1: 对掩码后的对数比取 exp"
+    assert todo in data["exercise"]
+    out_name = f"{ID}.out" if lang else f"{ID}.zh.out"
+    out = (site / "docs" / out_name).read_text(encoding="utf-8")
+    assert out.startswith("ratio: tensor" if lang else "比值： tensor")
     assert out.splitlines()[0].split("[[")[0] in html  # the expected output
     assert "masked_fill" in html.split(f'data-runner="{ID}"', 1)[1]  # the answer block
     title = "Ratio in One Line" if lang else "一行写出比值"
@@ -112,14 +129,19 @@ def test_the_new_exercise_is_on_the_page_with_its_output_answer_and_drill(site, 
     assert html.index(f'data-drill="{ID}"') > html.index('data-drill="ppo/masked_whiten"')
 
 
-def test_the_new_exercise_is_in_the_download_and_its_solution_runs(site, tmp_path):
-    exercise = (site / "site" / "ppo" / "exercise.py").read_text(encoding="utf-8")
+@pytest.mark.parametrize(("lang", "out_suffix", "title"),
+                         [("", ".zh.out", "PPO 代码填空"), ("en/", ".out", "PPO Fill-in")])
+def test_the_new_exercise_is_in_the_download_and_its_solution_runs(
+    site, tmp_path, lang, out_suffix, title
+):
+    exercise = (site / "site" / lang / "ppo" / "exercise.py").read_text(encoding="utf-8")
     assert "def ratio_in_one_line(" in exercise and "return _____" in exercise
-    solution = site / "site" / "ppo" / "solution.py"
+    assert exercise.startswith(f'"""{title}')  # the chapter's title in that language
+    solution = site / "site" / lang / "ppo" / "solution.py"
     run = subprocess.run([sys.executable, str(solution), "ratio_in_one_line"],
                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert run.returncode == 0, run.stderr
-    out = (site / "docs" / f"{ID}.py").with_suffix(".out").read_text(encoding="utf-8")
+    out = (site / "docs" / f"{ID}{out_suffix}").read_text(encoding="utf-8")
     assert run.stdout == f"---- ratio_in_one_line\n{out}"
 
 
@@ -165,3 +187,17 @@ def test_an_unknown_exercise_id_stops_the_build_and_names_the_page_and_line(tmp_
     assert proc.returncode != 0
     log = proc.stdout + proc.stderr
     assert "glossary.en.md:3: no exercise 'ppo/no_such_thing'" in log, log[-2000:]
+
+
+def test_an_untranslated_comment_stops_the_build_and_names_the_file_and_line(tmp_path):
+    src = copy_site(tmp_path)
+    lesson = LESSON.replace("    # TODO 1: exp of the masked log-ratio\n",
+                            "    # TODO 1: exp of the masked log-ratio\n    # mind the padding\n")
+    (src / "docs" / f"{ID}.py").write_text(lesson, encoding="utf-8")
+    for lang in ("en", "zh"):
+        place(src / "docs" / "ppo" / f"index.{lang}.md", f"<!-- rl:exercise {ID} -->",
+              after="<!-- rl:exercise ppo/masked_whiten -->")
+    proc = build(src)
+    assert proc.returncode != 0
+    log = proc.stdout + proc.stderr
+    assert f"docs/{ID}.py:8: no zh for 'mind the padding'" in log, log[-2000:]

@@ -14,6 +14,12 @@ import pytest
 from .conftest import CHAPTERS, DOCS, LESSONS, ROOT
 from .golden import golden_path
 
+
+def html_unescape(text: str) -> str:
+    from html import unescape
+
+    return unescape(text)
+
 PAGES = sorted(p.relative_to(DOCS) for p in DOCS.rglob("*.zh.md"))
 
 
@@ -184,17 +190,21 @@ def test_every_lesson_cell_is_on_a_page(built_site):
         assert f'data-runner="{exercise_id}"' in html
 
 
+LANG_DIR = {"zh": "", "en": "en/"}  # where each language's pages and downloads are
+
+
+@pytest.mark.parametrize("lang", LANG_DIR)
 @pytest.mark.parametrize("folder", CHAPTERS)
-def test_downloads_resolve_and_the_solution_passes(folder, built_site, tmp_path):
-    site = built_site["dir"]
-    for lang_prefix in ("", "en/"):
-        html = (site / lang_prefix / folder / "index.html").read_text(encoding="utf-8")
-        for name in ("exercise.py", "solution.py"):
-            hrefs = re.findall(rf'href="([^"]*{name})"', html)
-            assert hrefs, f"no link to {name} on {lang_prefix}{folder}/"
-            for href in hrefs:
-                target = (site / lang_prefix / folder / href).resolve()
-                assert target.exists(), f"{href} on {lang_prefix}{folder}/ does not resolve"
+def test_downloads_resolve_and_the_solution_passes(folder, lang, built_site, tmp_path):
+    site = built_site["dir"] / LANG_DIR[lang]
+    html = (site / folder / "index.html").read_text(encoding="utf-8")
+    for name in ("exercise.py", "solution.py"):
+        hrefs = re.findall(rf'href="([^"]*{name})"', html)
+        assert hrefs, f"no link to {name} on {LANG_DIR[lang]}{folder}/"
+        for href in hrefs:
+            # each language's page links its own language's download
+            assert (site / folder / href).resolve() == (site / folder / name).resolve(), href
+            assert (site / folder / name).exists(), f"{href} on {lang} {folder}/ does not resolve"
     lessons = [lesson for lesson in LESSONS.values() if lesson.path.parent.name == folder]
     solution = site / folder / "solution.py"
     text = solution.read_text(encoding="utf-8") + (site / folder / "exercise.py").read_text(
@@ -205,15 +215,39 @@ def test_downloads_resolve_and_the_solution_passes(folder, built_site, tmp_path)
     )
     assert run.returncode == 0, run.stderr
     expected = "".join(
-        f"---- {lesson.name}\n" + (DOCS / folder / f"{lesson.path.stem}.out").read_text("utf-8")
+        f"---- {lesson.name}\n" + golden_path(lesson, lang).read_text("utf-8")
         for lesson in lessons
     )
     assert sorted(run.stdout.splitlines()) == sorted(expected.splitlines())
 
 
+@pytest.mark.parametrize("lang", LANG_DIR)
 @pytest.mark.parametrize("folder", CHAPTERS)
-def test_each_exercise_of_the_download_runs_on_its_own(folder, built_site, tmp_path):
-    site = built_site["dir"]
+def test_the_download_is_in_its_pages_language_with_the_chapters_title(folder, lang, built_site):
+    site = built_site["dir"] / LANG_DIR[lang]
+    html = (site / folder / "index.html").read_text(encoding="utf-8")
+    h1 = re.search(r"<h1[^>]*>(.*?)<", html).group(1).strip()
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    for name in ("exercise.py", "solution.py"):
+        text = (site / folder / name).read_text(encoding="utf-8")
+        title, how = text.split("\n")[0].strip('"'), text.split('"""')[1]
+        assert title == html_unescape(h1)  # the chapter's title in that language
+        assert bool(cjk.search(how)) == (lang == "zh"), how
+        lessons = [lesson.in_language(lang) for lesson in LESSONS.values()
+                   if lesson.path.parent.name == folder]
+        for lesson in lessons:  # every exercise's instructions in that language too
+            code = lesson.exercise(blanked=name == "exercise.py")
+            assert code[code.index("def "):] in text
+    if lang == "zh":
+        assert cjk.search(title)
+
+
+@pytest.mark.parametrize("lang", LANG_DIR)
+@pytest.mark.parametrize("folder", CHAPTERS)
+def test_each_exercise_of_the_download_runs_on_its_own(folder, lang, built_site, tmp_path):
+    from site_build.lessons import DOWNLOAD_WORDS
+
+    site = built_site["dir"] / LANG_DIR[lang]
     lessons = [lesson for lesson in LESSONS.values() if lesson.path.parent.name == folder]
     exercise = site / folder / "exercise.py"
     run = subprocess.run(
@@ -221,7 +255,7 @@ def test_each_exercise_of_the_download_runs_on_its_own(folder, built_site, tmp_p
     )
     # every exercise says it is not done yet, and the run goes on to the next
     assert run.returncode == 0, run.stderr
-    assert run.stdout.count("not done yet") == len(lessons)
+    assert run.stdout.count(DOWNLOAD_WORDS[lang]["not_done"]) == len(lessons)
     # the first exercise, answered, runs to its expected output; the others are not run
     text = exercise.read_text(encoding="utf-8")
     first, other = sorted(lessons, key=lambda lesson: text.index(f"def {lesson.name}("))[:2]
@@ -236,7 +270,7 @@ def test_each_exercise_of_the_download_runs_on_its_own(folder, built_site, tmp_p
         timeout=120,
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout == f"---- {first.name}\n" + golden_path(first).read_text("utf-8")
+    assert run.stdout == f"---- {first.name}\n" + golden_path(first, lang).read_text("utf-8")
     assert other.name not in run.stdout
 
 
@@ -285,9 +319,10 @@ def test_the_site_publishes_no_build_code(built_site):
     published = [p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()]
     assert not [p for p in published if p.endswith((".cjs", ".mjs.map")) or "hooks/" in p]
     python = sorted(p for p in published if p.endswith(".py"))
-    # the downloads (one per chapter, which both languages link to), and nothing else
+    # the downloads (one per chapter and language), and nothing else
     assert python == sorted(
-        f"{folder}/{name}" for folder in CHAPTERS for name in ("exercise.py", "solution.py")
+        f"{LANG_DIR[lang]}{folder}/{name}" for lang in LANG_DIR for folder in CHAPTERS
+        for name in ("exercise.py", "solution.py")
     )
 
 
@@ -301,8 +336,55 @@ def test_per_exercise_time_limits_come_from_the_lesson_files(built_site):
                 r'<script class="rl-cell-data" type="application/json">(.*?)</script>', html))
     }
     for exercise_id, data in cells.items():
-        assert data["exercise"] == LESSONS[exercise_id].exercise(blanked=True).rstrip("\n")
-        assert data["test"] == LESSONS[exercise_id].test().rstrip("\n")
+        lesson = LESSONS[exercise_id].in_language("zh")  # the default language's page
+        assert data["exercise"] == lesson.exercise(blanked=True).rstrip("\n")
+        assert data["test"] == lesson.test().rstrip("\n")
+
+
+def _cells(html: str) -> dict[str, dict]:
+    return {
+        data["id"]: data for data in (
+            json.loads(m) for m in re.findall(
+                r'<script class="rl-cell-data" type="application/json">(.*?)</script>', html))
+    }
+
+
+@pytest.mark.parametrize("lang", LANG_DIR)
+@pytest.mark.parametrize("folder", CHAPTERS)
+def test_each_page_shows_its_exercises_in_its_language(folder, lang, built_site):
+    # the cell (what Run and Check run), the blanked code shown, the expected output and the
+    # answer: all from the lesson in the page's language, the Chinese page's in Chinese
+    html = (built_site["dir"] / LANG_DIR[lang] / folder / "index.html").read_text("utf-8")
+    page = _parse(html)
+    code = [html_unescape(c) for c in page.code]
+    cells = _cells(html)
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    for exercise_id, data in cells.items():
+        lesson = LESSONS[exercise_id].in_language(lang)
+        assert data["exercise"] == lesson.exercise(blanked=True).rstrip("\n")
+        assert data["test"] == lesson.test().rstrip("\n")
+        assert data["version"] == LESSONS[exercise_id].version  # saved work: either page
+        assert bool(cjk.search(data["exercise"])) == (lang == "zh"), exercise_id
+        expected = golden_path(lesson).read_text(encoding="utf-8")
+        assert golden_path(lesson).name == f"{lesson.path.stem}{'.zh' if lang == 'zh' else ''}.out"
+        assert expected.strip() in [c.strip() for c in code], f"{exercise_id}: expected output"
+        assert lesson.exercise(blanked=True).strip() in [c.strip() for c in code]
+        answer = lesson.answers().split("\n")[0]  # its first TODO, as the answer block shows it
+        assert any(answer in c for c in code), answer
+    assert len(cells) == sum(1 for lesson in LESSONS.values() if lesson.path.parent.name == folder)
+
+
+@pytest.mark.parametrize("lang", LANG_DIR)
+def test_an_example_on_a_page_is_in_the_pages_language(lang, built_site):
+    # grpo/reinforce_pp.py is placed with pymdownx.snippets (a section and its .out)
+    from .golden import Script
+
+    html = (built_site["dir"] / LANG_DIR[lang] / "grpo" / "index.html").read_text("utf-8")
+    code = [html_unescape(c).strip() for c in _parse(html).code]
+    script = Script(DOCS / "grpo" / "reinforce_pp.py", lang)
+    section = script.text.split("[start:example]\n")[1].split("# --8<-- [end:example]")[0]
+    assert section.strip() in code
+    assert golden_path(script).read_text("utf-8").strip() in code
 
 
 def test_site_url_comes_from_the_environment_for_canonical_links_and_the_sitemap(tmp_path):
@@ -328,6 +410,8 @@ def test_numbers_in_the_grpo_pages_prose_come_from_its_lessons_outputs(lang):
     # chapter's lesson files (docs/grpo/*.out): none typed in by hand
     page = DOCS / "grpo" / f"index.{lang}.md"
     outputs = "\n".join(p.read_text(encoding="utf-8") for p in (DOCS / "grpo").glob("*.out"))
-    numbers = set(re.findall(r"(?<!arXiv:)\b\d+\.\d{3,}", page.read_text(encoding="utf-8")))
+    # (not an arXiv id, written "arXiv:2402.03300" or in a link to arxiv.org/abs/2402.03300)
+    text = page.read_text(encoding="utf-8")
+    numbers = set(re.findall(r"(?<!arXiv:)(?<!abs/)\b\d+\.\d{3,}", text))
     assert len(numbers) >= 6  # the aggregation table, the clip-higher and reward-model walkthroughs
     assert not {n for n in numbers if n not in outputs}

@@ -78,3 +78,39 @@ def inputs(draw):  # one random case: the arguments, in parameter order
     return {"loss_mat": draw.normal((B, T)), "mask": draw.mask(B, T), "mode": mode,
             "horizon": draw.choice([8.0, 16.0]) if norm else None}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "Reduce a per-token loss to one number, as verl 0.9.1's agg_loss does.":
+        "把逐 token 的损失归约成一个数，和 verl 0.9.1 的 agg_loss 一样。",
+    "Args:": "参数：",
+    "Returns:": "返回：",
+    "per-token loss": "逐 token 的损失",
+    "1 on response tokens": "回复 token 上为 1",
+    " or ": " 或 ",
+    "the constant of": "这个常数用于",
+    "(T if None)": "（None 时取 T）",
+    "scalar loss; responses with no token are left out of the mean":
+        "标量损失；没有 token 的回复不计入平均",
+    "response length": "回复长度",
+    "padding may hold anything, even NaN": "padding 里可能是任何值，甚至 NaN",
+    ", every token weighs the same": "，每个 token 权重相同",
+    "no division: the loss grows with the number of tokens": "不做除法：token 越多，损失越大",
+    "tokens per response": "每条回复的 token 数",
+    "each response's own token mean,": "每条回复各自对 token 取平均，",
+    ", one constant for every response": "，所有回复用同一个常数",
+    "the mean over the responses that have at least one token": "对至少有一个 token 的回复取平均",
+    "a right answer of 2 tokens (Â = +1), a wrong one of 6 (Â = −1)":
+        "正确回答 2 个 token（Â = +1），错误回答 6 个 token（Â = −1）",
+    "on-policy (ρ = 1): the loss is −Â per token": "同策略（ρ = 1）：每个 token 的损失是 −Â",
+    "How much one token of response b counts: the loss of a 1 there.":
+        "回复 b 的一个 token 占多少分量：在那里放一个 1 得到的损失。",
+    " loss ": " 损失 ",
+    "   per token:": "   每 token：",
+    "f\" short ": "f\"短 ",
+    ", long ": "，长 ",
+}
+# --8<-- [end:zh]

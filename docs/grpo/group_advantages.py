@@ -60,3 +60,36 @@ def inputs(draw):  # one random case: the arguments, in parameter order
     return {"scores": scores, "group_size": G, "scale_by_std": draw.coin(0.7),
             "eps": draw.choice([1e-6, 1e-4])}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "GRPO's advantage: each response against the others to its prompt.":
+        "GRPO 的优势：每条回复与同一 prompt 的其他回复相比。",
+    "Args:": "参数：",
+    "Returns:": "返回：",
+    "one score per response, N = groups × G,": "每条回复一个分数，N = 组数 × G，",
+    "the responses to one prompt side by side": "同一 prompt 的回复挨在一起",
+    "responses sampled per prompt": "每个 prompt 采样的回复数",
+    "divide by the group's std (GRPO) or not (Dr. GRPO)": "除以组内 std（GRPO）或不除（Dr. GRPO）",
+    "added to the std": "加在 std 上",
+    "advantages; 0 for a group whose scores are all equal": "优势；分数全相等的组为 0",
+    "GRPO, one row per prompt:": "GRPO，每个 prompt 一行：",
+    "one row per prompt:": "每个 prompt 一行：",
+    "[groups, G]": "[组数, G]",
+    "[groups, 1]": "[组数, 1]",
+    "the mean of each row": "每行的均值",
+    "True where all the row's scores are equal": "一行分数全相等处为 True",
+    "std unbiased (torch's default)": "std 取无偏估计（torch 的默认）",
+    "an equal group carries no signal: exactly 0 (its mean may be off":
+        "分数全相等的组没有信号：恰好为 0（它的均值可能差",
+    "by a rounding, so its std not exactly 0)": "一个舍入误差，所以 std 不恰好是 0）",
+    "two prompts, four responses each; a verifier scores 1 (right), 0 (wrong)":
+        "两个 prompt，各四条回复；验证器打分：1（对），0（错）",
+    "a group that holds no signal: every response scored the same":
+        "没有信号的组：每条回复分数相同",
+    "equal:": "全相等：",
+}
+# --8<-- [end:zh]

@@ -80,3 +80,37 @@ def inputs(draw):  # one random case: the arguments, in parameter order
             "clip_low": draw.choice([0.2, 0.1]), "clip_high": draw.choice([0.2, 0.28]),
             "beta": beta}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "GRPO's clipped surrogate with clip-higher and a k3 KL penalty.":
+        "GRPO 的裁剪替代目标，带 clip-higher 和 k3 KL 惩罚。",
+    "Args:": "参数：",
+    "Returns:": "返回：",
+    "one per response (group_advantages), or [B, T]":
+        "每条回复一个（group_advantages），或 [B, T]",
+    "under the frozen reference (if beta > 0)": "冻结参考模型下的对数概率（beta > 0 时）",
+    "ε_low, the ratio's floor is 1 − ε_low": "ε_low，比值的下界是 1 − ε_low",
+    "ε_high, its ceiling 1 + ε_high (DAPO: 0.28)": "ε_high，上界是 1 + ε_high（DAPO 取 0.28）",
+    "weight of the k3 penalty": "k3 惩罚的权重",
+    "scalar loss, the mean over response tokens": "标量损失，对回复 token 取平均",
+    ": one advantage for all the row's tokens": "：这一行所有 token 共用一个优势",
+    ", 0 on padding (PPO Ex. 1)": "，padding 上为 0（PPO 练习 1）",
+    "the asymmetric clip,": "不对称裁剪，",
+    "the larger of −Â·ρ and −Â·clip(ρ)": "−Â·ρ 和 −Â·clip(ρ) 中较大的",
+    ", 0 on padding": "，padding 上为 0",
+    " with expm1 (PPO Ex. 5): exact": "，用 expm1（PPO 练习 5）：",
+    "for tiny d, where e^d − d − 1 in float32 can come out negative":
+        "d 极小时也精确，而 float32 下的 e^d − d − 1 可能算出负数",
+    "(Ex. 3); masked_fill, not × mask: 0 × NaN is NaN":
+        "（练习 3）；用 masked_fill，不要 × mask：0 × NaN 还是 NaN",
+    "one response, three tokens; the policy has moved: ρ = 1.25, 1.25, 0.75":
+        "一条回复，三个 token；策略已经变了：ρ = 1.25, 1.25, 0.75",
+    ": the reference gives each token log-prob −1 (β = 0.04)":
+        "：参考模型给每个 token 的对数概率是 −1（β = 0.04）",
+    "with β·k3: ": "加上 β·k3：",
+}
+# --8<-- [end:zh]

@@ -53,3 +53,29 @@ def inputs(draw):  # one random case: the arguments, in parameter order
     return {"chosen_scores": draw.normal(B, 2.0), "rejected_scores": draw.normal(B, 2.0),
             "margin": margin}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "Bradley–Terry loss of a reward model on preference pairs.":
+        "奖励模型在偏好对上的 Bradley–Terry 损失。",
+    "Args:": "参数：",
+    "Returns:": "返回：",
+    "scores of the preferred responses": "偏好回复的分数",
+    "scores of the rejected ones": "非偏好回复的分数",
+    "None, a number or [B]: how much higher the chosen": "None、一个数或 [B]：偏好回复的分数",
+    "score should be": "应该高出多少",
+    "scalar loss,": "标量损失，",
+    ", finite for any z (not log(sigmoid(z)))": "，对任何 z 都有限（不要写 log(sigmoid(z))）",
+    "loss = ": "损失 = ",
+    "f\"  (ln 2 = ": "f\"（打平时 ln 2 = ",
+    " for a tie)": "）",
+    "margin 1: ": "margin 为 1：",
+    "a pair the model has badly wrong: the stable form stays finite":
+        "模型错得很离谱的一对：稳定写法仍然有限",
+    ": stable ": "：稳定写法 ",
+    " naive ": " 朴素写法 ",
+}
+# --8<-- [end:zh]

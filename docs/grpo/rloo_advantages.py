@@ -49,3 +49,24 @@ def inputs(draw):  # one random case: the arguments, in parameter order
     scores = draw.choice([0.0, 1.0], N) if draw.coin() else draw.normal(N)
     return {"scores": scores, "group_size": G}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "RLOO: each response against the mean of the *other* responses.":
+        "RLOO：每条回复与*其他*回复的均值相比。",
+    "Args:": "参数：",
+    "Returns:": "返回：",
+    "one score per response, N = groups × group_size": "每条回复一个分数，N = 组数 × group_size",
+    "[N] advantages,": "[N] 优势，",
+    "[groups, G]": "[组数, G]",
+    "the sum of each row": "每行的和",
+    "the others' mean,": "其他回复的均值，",
+    "RLOO, one row per prompt:": "RLOO，每个 prompt 一行：",
+    "the same as G/(G−1) times \"score minus the group mean\" (Dr. GRPO)":
+        "等于 G/(G−1) 乘以“分数减组内均值”（Dr. GRPO）",
+    "4/3 × (s − mean):": "4/3 × (s − 均值)：",
+}
+# --8<-- [end:zh]

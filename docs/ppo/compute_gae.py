@@ -78,3 +78,37 @@ def inputs(draw):  # one random case: the arguments, in parameter order
             "mask": draw.mask(B, T), "gamma": draw.choice([1.0, 0.99, 0.9]),
             "lam": draw.choice([0.95, 0.8, 0.0])}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "Generalized Advantage Estimation, walking back over the response.":
+        "广义优势估计（GAE），沿回复从后往前递推。",
+    "Args:": "参数：",
+    "Returns:": "返回：",
+    "token rewards (KL penalty, RM score on the last)":
+        "token 奖励（KL 惩罚，最后一个 token 上再加 RM 分数）",
+    "critic values V(s_t)": "critic 的价值 V(s_t)",
+    "1 on response tokens": "回复 token 上为 1",
+    "discount γ (1.0 for language tasks)": "折扣因子 γ（语言任务取 1.0）",
+    "both [B, T], 0 on padding": "都是 [B, T]，padding 上为 0",
+    "batch, response length": "batch 大小，回复长度",
+    "V of the next response token (0 at end)": "下一个回复 token 的 V（末尾之后为 0）",
+    "walk back in time, t = T−1, …, 0": "沿时间倒着走，t = T−1, …, 0",
+    "is token t in the response?": "token t 在回复里吗？",
+    "on padding the running Â stays as it was (torch.where:":
+        "padding 上，递推中的 Â 保持原值（用 torch.where：",
+    "a multiply by the mask would let a NaN there through)": "乘以掩码会让那里的 NaN 漏进来）",
+    "the same for V: the next real token's value": "V 也一样：保留下一个真实 token 的价值",
+    "V targets": "V 的目标",
+    "RM score on the last token": "RM 分数在最后一个 token 上",
+    "Right padding: the row ends after 3 tokens; what padding holds (9.0, NaN)":
+        "右侧 padding：这一行 3 个 token 后就结束；padding 里的值（9.0、NaN）",
+    "must not reach token 2.": "不能影响到 token 2。",
+    "λ = 0.95 on a 1,000-token answer: the share of the last token's reward":
+        "λ = 0.95、回答长 1000 个 token 时，最后一个 token 的奖励",
+    "that reaches the first token through (γλ)^t alone": "单靠 (γλ)^t 能传到第一个 token 的比例",
+}
+# --8<-- [end:zh]

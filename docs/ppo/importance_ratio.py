@@ -55,3 +55,24 @@ def inputs(draw):  # one random case: the arguments, in parameter order
     return {"new_logprobs": draw.normal((B, T), 0.5), "old_logprobs": draw.normal((B, T), 0.5),
             "mask": draw.mask(B, T)}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "Token-level importance ratio ρ = π_θ / π_old.": "token 级重要性采样比 ρ = π_θ / π_old。",
+    "Args:": "参数：",
+    "Returns:": "返回：",
+    "log-probs of the sampled tokens, current policy": "采样 token 的对数概率，当前策略",
+    "the same under the frozen policy that sampled": "同样的量，在采样时冻结的旧策略下",
+    "1 on response tokens, 0 on padding": "回复 token 上为 1，padding 上为 0",
+    "exactly 1.0 on padding": "padding 上恰好为 1.0",
+    "log ρ = 0 on padding, before exp: whatever padding holds":
+        "先在 padding 上令 log ρ = 0，再取 exp：padding 里无论是什么",
+    "(−1000, −inf), exp never sees it": "（−1000、−inf），exp 都碰不到",
+    "padding may hold anything: here −inf, as a log-prob of 0 would be":
+        "padding 里可能是任何值：这里是 −inf，即概率 0 的对数概率",
+    "fill after exp": "exp 之后再填",
+}
+# --8<-- [end:zh]

@@ -58,3 +58,30 @@ def inputs(draw):  # one random case: the arguments, in parameter order
     q = draw.normal((B, T), 0.5, shift=-1.0)  # log q of the sampled tokens
     return {"p_logprobs": q + draw.normal((B, T), 0.3), "q_logprobs": q}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "Three per-token estimates of KL(q ‖ p) from tokens sampled from q.":
+        "用从 q 采样的 token 逐 token 估计 KL(q ‖ p) 的三种写法。",
+    "In RLHF, q is the policy that sampled the tokens and p the frozen":
+        "在 RLHF 里，q 是采样这些 token 的策略，p 是冻结的",
+    "reference model: KL(π_θ ‖ π_ref).": "参考模型：KL(π_θ ‖ π_ref)。",
+    "With r = p / q:": "记 r = p / q：",
+    "Args:": "参数：",
+    "Returns:": "返回：",
+    "log-probs of the sampled tokens under p": "采样 token 在 p 下的对数概率",
+    "log-probs under q, which sampled the tokens": "在 q（采样这些 token 的分布）下的对数概率",
+    "each [B, T]": "各为 [B, T]",
+    "expm1(x) = eˣ − 1, exact even for tiny x": "expm1(x) = eˣ − 1，x 极小时也精确",
+    "q samples (the policy), p is the reference; a 6-token vocabulary":
+        "q 负责采样（策略），p 是参考模型；词表有 6 个 token",
+    "(exact)": "（精确值）",
+    "2,000 tokens drawn from q, by inverse CDF": "用逆 CDF 从 q 抽 2000 个 token",
+    ": mean ": "：均值 ",
+    "   std ": "   标准差 ",
+    "f\"min ": "f\"最小值 ",
+}
+# --8<-- [end:zh]

@@ -62,3 +62,28 @@ share = (var2 < var3).float().mean() * 100
 print(f"1000 random (q, p): Var[K2] < Var[K3] in {share:.1f}%; "
       f"max K3 = {k3.max():.1f}")
 # --8<-- [end:example]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "The policy q = softmax(θ) on a 4-token vocabulary; the frozen reference p":
+        "策略 q = softmax(θ)，词表有 4 个 token；p 是冻结的参考模型",
+    "Per token x: log r(x) = log p(x) − log q(x), and the three estimators":
+        "对每个 token x：log r(x) = log p(x) − log q(x)，以及三个估计量",
+    ": one row per token x": "：每个 token x 一行",
+    "∂k/∂θ with the sample x held fixed, a multiple of ∇θ log q(x):":
+        "固定样本 x 时的 ∂k/∂θ，都是 ∇θ log q(x) 的倍数：",
+    ", exactly: a sum over the vocabulary.": "，精确计算：对整个词表求和。",
+    "The gradient g equals, or — for none of them.": "g 等于哪个梯度；哪个都不等时为 —。",
+    "in the reward: no gradient through k, REINFORCE gives E[k ∇log q]":
+        "放进奖励：梯度不经过 k，REINFORCE 给出 E[k ∇log q]",
+    "in the loss: autograd through k on tokens sampled from q, E[∇k]":
+        "放进损失：在从 q 采样的 token 上对 k 自动求导，E[∇k]",
+    "Exact variances over 1,000 random (q, p) pairs on 4 tokens, in float64":
+        "1000 对随机 (q, p)（4 个 token）上的精确方差，用 float64",
+    "1000 random (q, p): Var[K2] < Var[K3] in ": "1000 对随机 (q, p) 中 Var[K2] < Var[K3] 的占 ",
+    "%; ": "%；",
+}
+# --8<-- [end:zh]

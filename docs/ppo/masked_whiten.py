@@ -63,3 +63,32 @@ def inputs(draw):  # one random case: the arguments, in parameter order
         mask.reshape(-1)[:2] = 1
     return {"values": draw.normal((B, T), 2.0), "mask": mask, "shift_mean": draw.coin(0.7)}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "Whiten over the response tokens of the whole batch, as verl 0.9.1 does.":
+        "在整个 batch 的回复 token 上白化，和 verl 0.9.1 一样。",
+    ", with the mean and the unbiased variance": "，均值和无偏方差",
+    "taken over the tokens where mask is 1.": "都只在 mask 为 1 的 token 上计算。",
+    "Args:": "参数：",
+    "Returns:": "返回：",
+    "e.g. the advantages from compute_gae": "例如 compute_gae 算出的优势",
+    "1 on response tokens (at least two of them)": "回复 token 上为 1（至少两个）",
+    "False adds the mean back: only the scale changes": "为 False 时把均值加回去：只改变尺度",
+    "0 on padding": "padding 上为 0",
+    "response tokens in the batch": "batch 中回复 token 的个数",
+    "the mean over response tokens only (padding may hold NaN:":
+        "只在回复 token 上求均值（padding 里可能是 NaN：",
+    "masked_fill, not a multiply)": "用 masked_fill，不要用乘法）",
+    "the unbiased variance over them,": "在这些 token 上求无偏方差，",
+    "put the mean back": "把均值加回去",
+    "padding may hold anything": "padding 里可能是任何值",
+    "|mean| ": "|均值| ",
+    "f\" std ": "f\" 标准差 ",
+    "before: mean ": "白化前：均值 ",
+    ", std ": "，标准差 ",
+}
+# --8<-- [end:zh]

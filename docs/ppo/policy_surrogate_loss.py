@@ -67,3 +67,28 @@ def inputs(draw):  # one random case: the arguments, in parameter order
             "advantages": draw.normal((B, T)), "mask": draw.mask(B, T),
             "clip_range": draw.choice([0.2, 0.1, 0.3])}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "PPO clipped surrogate, as a loss to minimise.": "PPO 的裁剪替代目标，写成要最小化的损失。",
+    "Args:": "参数：",
+    "Returns:": "返回：",
+    "(from compute_gae)": "（来自 compute_gae）",
+    ", usually 0.2": "，通常取 0.2",
+    "scalar loss, the mean over response tokens": "标量损失，对回复 token 取平均",
+    ", log ρ = 0 on padding (Ex. 1)": "，padding 上 log ρ = 0（练习 1）",
+    "unclipped term": "不裁剪的项",
+    "clipped term": "裁剪后的项",
+    "the larger loss of the two (the pessimistic bound)": "两者中较大的损失（悲观的界）",
+    "mean over response tokens (masked_fill, not × mask: 0 × NaN is NaN)":
+        "对回复 token 取平均（用 masked_fill，不要 × mask：0 × NaN 还是 NaN）",
+    "several ratios fall outside [0.8, 1.2]": "有几个比值落在 [0.8, 1.2] 之外",
+    "policy loss = ": "策略损失 = ",
+    "the last token turned into padding, then garbage put there: same loss":
+        "把最后一个 token 变成 padding，再往那里塞垃圾值：损失不变",
+    " + (-inf, NaN) at [1, 3]: ": " [1, 3] 处再放 (-inf, NaN)：",
+}
+# --8<-- [end:zh]

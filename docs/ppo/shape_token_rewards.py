@@ -71,3 +71,35 @@ def inputs(draw):  # one random case: the arguments, in parameter order
             "ref_logprobs": logprobs + draw.normal((B, T), 0.1),
             "response_mask": draw.mask(B, T), "kl_coef": draw.choice([0.05, 0.1])}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "Token rewards: a KL penalty on each response token, the RM score on":
+        "token 奖励：每个回复 token 上有 KL 惩罚，RM 分数",
+    "the last one.": "加在最后一个 token 上。",
+    "Args:": "参数：",
+    "Returns:": "返回：",
+    "reward-model score of each whole response": "奖励模型给每条完整回复的分数",
+    "policy log-probs of the sampled tokens": "采样 token 在策略下的对数概率",
+    "reference-model log-probs of the same tokens": "同一批 token 在参考模型下的对数概率",
+    "1 on response tokens": "回复 token 上为 1",
+    "the KL penalty coefficient": "KL 惩罚系数",
+    "per-token KL, the K1 estimate": "逐 token 的 KL，即 K1 估计",
+    "every token pays": "每个 token 都付出",
+    "batch, sequence length": "batch 大小，序列长度",
+    "index of each row's last response token, whatever the padding":
+        "每行最后一个回复 token 的下标，不管 padding 在哪一侧",
+    "add the RM score on that token only": "只在那个 token 上加 RM 分数",
+    "nothing outside the response: masked_fill, not × mask (padding may":
+        "回复之外全为 0：用 masked_fill，不要 × mask（padding 里",
+    "hold a −inf log-prob, and 0 × NaN is NaN)": "可能是 −inf 的对数概率，而 0 × NaN 还是 NaN）",
+    "row 0 is good, row 1 is poor": "第 0 行好，第 1 行差",
+    "padding may hold −inf (a log-prob of 0, as in Ex. 1): the rewards stay":
+        "padding 里可能是 −inf（概率 0 的对数概率，见练习 1）：奖励",
+    "the same, 0 there": "不变，那里仍是 0",
+    "−inf at [0, 0]: the same rewards: ": "[0, 0] 处为 −inf，奖励不变：",
+}
+# --8<-- [end:zh]

@@ -65,3 +65,27 @@ def inputs(draw):  # one random case: the arguments, in parameter order
             "returns": draw.normal((B, T), 0.5), "mask": draw.mask(B, T),
             "clip_range_value": draw.choice([0.2, 0.1, 0.5])}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "PPO clipped value loss.": "PPO 的裁剪价值损失。",
+    "Args:": "参数：",
+    "Returns:": "返回：",
+    "current critic outputs": "当前 critic 的输出",
+    "critic outputs frozen at rollout time": "rollout 时冻结的 critic 输出",
+    "targets from compute_gae (advantages + values)": "compute_gae 给出的目标（优势 + 价值）",
+    "how far one update may move V": "一次更新最多能把 V 移动多远",
+    "scalar loss": "标量损失",
+    "the larger of the two (pessimistic again)": "两者中较大的（又是悲观的取法）",
+    "mean over response tokens (masked_fill, not × mask: 0 × NaN is NaN)":
+        "对回复 token 取平均（用 masked_fill，不要 × mask：0 × NaN 还是 NaN）",
+    "the critic has drifted a little": "critic 稍微漂移了一点",
+    "value loss = ": "价值损失 = ",
+    "the last token turned into padding, then garbage put there: same loss":
+        "把最后一个 token 变成 padding，再往那里塞垃圾值：损失不变",
+    " + NaN at [1, 4]: ": " [1, 4] 处再放 NaN：",
+}
+# --8<-- [end:zh]

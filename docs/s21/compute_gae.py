@@ -64,3 +64,28 @@ def inputs(draw):  # one random case: the arguments, in parameter order
             "next_value": float(draw.normal(())), "gamma": draw.choice([0.99, 1.0, 0.9]),
             "gae_lambda": draw.choice([0.95, 0.0, 1.0])}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "GAE over one episode of T steps.": "在一个 T 步的回合上计算 GAE。",
+    "Args:": "参数：",
+    "Returns:": "返回：",
+    "rewards r_t": "奖励 r_t",
+    "critic values V(s_t)": "critic 的价值 V(s_t)",
+    "V(s_T), the value of the state after the last step:": "V(s_T)，最后一步之后那个状态的价值：",
+    "0 if the episode ended there, the critic's V(s_T)": "回合在那里结束就是 0，被截断",
+    "if it was cut off": "则是 critic 的 V(s_T)",
+    "discount γ": "折扣因子 γ",
+    "both [T]": "都是 [T]",
+    "steps": "步数",
+    ": next_value after the last step, else values[t + 1]":
+        "：最后一步之后是 next_value，否则是 values[t + 1]",
+    "reward at the end": "奖励在最后",
+    "Cut off after 5 steps instead: bootstrap from the critic's V(s_5)":
+        "换成 5 步后被截断：从 critic 的 V(s_5) 自举",
+    "(here 2.0), not from values[-1]": "（这里是 2.0），而不是 values[-1]",
+}
+# --8<-- [end:zh]

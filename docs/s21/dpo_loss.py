@@ -61,3 +61,26 @@ def inputs(draw):  # one random case: the arguments, in parameter order
     return {**{k: draw.normal(n, 5.0, shift=-20.0) for k in names},
             "beta": draw.choice([0.1, 0.5])}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "DPO loss:": "DPO 损失：",
+    "Args:": "参数：",
+    "Returns:": "返回：",
+    "sequence log-probs of the chosen (w) and the": "偏好回复（w）和非偏好回复（l）的",
+    "rejected (l) response": "序列对数概率",
+    "the same under the frozen reference model": "同样的量，在冻结的参考模型下",
+    "β, how strongly to stay near the reference": "β，多用力留在参考模型附近",
+    "the loss of each pair, shaped like the inputs": "每一对的损失，形状和输入相同",
+    "(difference of the two log-ratios)": "（两个对数比之差）",
+    ", computed stably": "，用数值稳定的写法",
+    "both responses: log π_ref = −3": "两条回复的 log π_ref 都是 −3",
+    "y_w preferred, then y_l": "先 y_w 更好，再 y_l 更好",
+    "loss = ": "损失 = ",
+    "A large margin against y_w: z = 0.1 · (-5000) = -500":
+        "对 y_w 非常不利的差距：z = 0.1 · (-5000) = -500",
+}
+# --8<-- [end:zh]

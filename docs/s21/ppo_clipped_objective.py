@@ -53,3 +53,22 @@ def inputs(draw):  # one random case: the arguments, in parameter order
     return {"ratio": draw.lognormal(n, 0.4), "advantage": draw.normal(n),
             "clip_epsilon": draw.choice([0.2, 0.1])}
 # --8<-- [end:check]
+
+
+# --8<-- [start:zh]
+# The Chinese pages' text: each English fragment of a comment, docstring or
+# printed string, and its translation (site_build/lessons.py: translate).
+ZH = {
+    "PPO's clipped objective, to maximise:": "PPO 的裁剪目标，要最大化：",
+    "Args:": "参数：",
+    "Returns:": "返回：",
+    "probability ratios ρ = π_θ / π_old, any shape": "概率比 ρ = π_θ / π_old，任意形状",
+    "advantages Â, the same shape": "优势 Â，形状相同",
+    "the objective, a 0-d tensor": "目标值，0 维张量",
+    "the unclipped objective": "不裁剪的目标",
+    "keep ρ inside": "把 ρ 限制在",
+    "the clipped objective": "裁剪后的目标",
+    "the smaller of the two, averaged": "取两者中较小的，再求平均",
+    "the objective of each ρ alone, then of all five": "先算每个 ρ 单独的目标，再算五个一起的",
+}
+# --8<-- [end:zh]

@@ -23,6 +23,8 @@ class Vectors:
     def __init__(self, pin: Pin):
         self.pin = pin
         self.operators: dict[str, dict[str, Any]] = {}
+        # configuration defaults the docstrings rely on (peers.defaults): name → value, line
+        self.defaults: dict[str, dict[str, Any]] = {}
 
     def operator(self, name: str, source: dict[str, Any], note: str = "") -> None:
         """Declare operator ``name``; ``source`` is the lifted code's provenance
@@ -45,4 +47,5 @@ class Vectors:
         cases.append({"name": name, "kwargs": kwargs, "inputs": inputs, "outputs": outputs})
 
     def data(self) -> dict[str, Any]:
-        return {"pin": self.pin.provenance(), "operators": self.operators}
+        return {"pin": self.pin.provenance(), "operators": self.operators,
+                "defaults": self.defaults}

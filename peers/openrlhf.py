@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from .collect import Vectors, tensor
+from .defaults import argparse_options
 from .fetch import Pin
 from .inputs import ALL_LAYOUTS, DTYPES, grid, log_ratio_extremes, mask, scores
 from .lift import Source
@@ -146,9 +147,10 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
          "token_level_loss": False},
     ]
     for dtype in DTYPES:
-        for seed, conv in enumerate(conventions):
+        for seed, conv in enumerate([*conventions, conventions[1]]):
             rng, dt = np.random.default_rng(3200 + seed), DTYPES[dtype]
-            m = mask(ALL_LAYOUTS, dt)
+            empty = seed == len(conventions)  # the last: a batch with no response token
+            m = mask(["empty", "empty"] if empty else ALL_LAYOUTS, dt)
             old = (grid(rng, m.shape, 1.0, dt) - 2.0).astype(dt)
             new = (old + log_ratio_extremes(rng, m.shape, dt)).astype(dt)
             adv = grid(rng, m.shape, 1.0, dt)
@@ -162,15 +164,16 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                     tensor(inputs["advantages"]), tensor(inputs["action_mask"]))
                 return {"loss": loss[0]}
 
-            tag = " ".join(f"{k}={val}" for k, val in conv.items())
+            tag = " ".join(f"{k}={val}" for k, val in conv.items()) + (" no token" * empty)
             v.case("PolicyLoss", f"{dtype} {tag}", conv, inputs, run)
 
     v.operator("ValueLoss", ml.where("ValueLoss"),
                "ValueLoss(clip_eps)(values, old_values, returns, action_mask); outputs: loss")
     for dtype in DTYPES:
-        for seed, clip_eps in enumerate([0.2, 0.5]):
+        for seed, (clip_eps, layouts) in enumerate([(0.2, ALL_LAYOUTS), (0.5, ALL_LAYOUTS),
+                                                    (0.2, ["empty", "empty"])]):
             rng, dt = np.random.default_rng(3300 + seed), DTYPES[dtype]
-            m = mask(ALL_LAYOUTS[:-1], dt)  # no empty row: ValueLoss divides by the count
+            m = mask(layouts, dt)
             old = grid(rng, m.shape, 1.0, dt)
             values = (old + grid(rng, m.shape, 0.5, dt)).astype(dt)
             returns = grid(rng, m.shape, 1.0, dt)
@@ -182,8 +185,9 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                     tensor(inputs["returns"]), tensor(inputs["action_mask"]))
                 return {"loss": loss}
 
-            v.case("ValueLoss", f"{dtype} clip_eps={clip_eps}", {"clip_eps": clip_eps}, inputs,
-                   run)
+            label = " no token" if layouts != ALL_LAYOUTS else ""
+            v.case("ValueLoss", f"{dtype} clip_eps={clip_eps}{label}", {"clip_eps": clip_eps},
+                   inputs, run)
 
     # ---- PairWiseLoss and DPOLoss ------------------------------------------------------------
     v.operator("PairWiseLoss", ml.where("PairWiseLoss"), "outputs: loss")
@@ -265,4 +269,12 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                 v.case("RemoteExperienceMaker.compute_advantages_and_returns",
                        f"{dtype} {label} {estimator} kl_coef={kl_coef}", kwargs, inputs, run)
 
+    # ---- the defaults the docstrings state ------------------------------------------------------
+    cli = Source(pin, wheel, "openrlhf/cli/train_ppo_ray.py")
+    v.defaults.update(argparse_options(
+        cli, "--actor.eps_clip", "--actor.eps_clip_low_high", "--actor.dual_clip",
+        "--actor.loss_agg_mode", "--critic.value_clip", "--algo.kl.init_coef",
+        "--algo.kl.estimator", "--algo.kl.unbiased_gradient", "--algo.kl.use_loss",
+        "--algo.advantage.estimator", "--algo.advantage.gamma", "--algo.advantage.lambd",
+        "--algo.advantage.is_correction_level"))
     return v.data()

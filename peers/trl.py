@@ -10,8 +10,10 @@ in the provenance) with the variables those lines read.
 
 from __future__ import annotations
 
+import ast
 import math
 import types
+import zipfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from .collect import Vectors, tensor
+from .defaults import dataclass_fields
 from .fetch import Pin
 from .inputs import ALL_LAYOUTS, DTYPES, grid, log_ratio_extremes, mask, scores
 from .lift import Source
@@ -145,13 +148,14 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                 ref = (new + grid(rng, (B, T), 0.5, dt)).astype(dt)
                 adv = grid(rng, B, 1.0, dt)
                 adv[0] = -1.0
+                variants = [("", adv, m)]
                 if loss_type == "bnpo" and k:  # the KL's gradient alone: Â = 0
-                    variants = [("", adv), (" advantages=0", np.zeros(B, dt))]
-                else:
-                    variants = [("", adv)]
-                for tag, a in variants:
+                    variants.append((" advantages=0", np.zeros(B, dt), m))
+                if k == 2:  # a batch with no response token
+                    variants.append((" no token", adv, np.zeros_like(m)))
+                for tag, a, cm in variants:
                     inputs = {"per_token_logps": new, "old_per_token_logps": old,
-                              "ref_per_token_logps": ref, "advantages": a, "completion_mask": m}
+                              "ref_per_token_logps": ref, "advantages": a, "completion_mask": cm}
                     kwargs = {"loss_type": loss_type, **setting, "max_completion_length": T}
 
                     def run(inputs=inputs, kwargs=kwargs):
@@ -331,4 +335,33 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
             v.case("RewardTrainer.compute_loss", f"{dtype} margin={with_margin}",
                    {"center_rewards_coefficient": None}, inputs, run)
 
+    # ---- the defaults the docstrings state ------------------------------------------------------
+    grpo = Source(pin, wheel, "trl/trainer/grpo_config.py")
+    v.defaults.update(dataclass_fields(
+        grpo, "GRPOConfig", "beta", "epsilon", "epsilon_high", "delta", "loss_type",
+        "scale_rewards", "use_bias_correction_kl", "use_vllm",
+        "vllm_importance_sampling_correction", "vllm_importance_sampling_mode",
+        "vllm_importance_sampling_clip_max", "importance_sampling_level", "num_iterations",
+        "top_entropy_quantile", "off_policy_mask_threshold", "multi_objective_aggregation"))
+    rloo = Source(pin, wheel, "trl/trainer/rloo_config.py")
+    v.defaults.update(dataclass_fields(rloo, "RLOOConfig", "beta", "epsilon",
+                                       "normalize_advantages"))
+    dpo = Source(pin, wheel, "trl/trainer/dpo_config.py")
+    v.defaults.update(dataclass_fields(dpo, "DPOConfig", "beta", "loss_type", "label_smoothing"))
+    reward = Source(pin, wheel, "trl/trainer/reward_config.py")
+    v.defaults.update(dataclass_fields(reward, "RewardConfig", "center_rewards_coefficient"))
+    # the loss types _compute_loss knows: every string it compares self.loss_type with
+    method = gr.node("GRPOTrainer._compute_loss")
+    types_ = set()
+    for node in ast.walk(method):
+        if isinstance(node, ast.Compare) and ast.unparse(node.left) == "self.loss_type":
+            for c in node.comparators:
+                types_ |= {e.value for e in ast.walk(c) if isinstance(e, ast.Constant)}
+    v.defaults["GRPOTrainer._compute_loss loss types"] = {
+        "value": sorted(types_), "module": gr.module_path, "line": method.lineno}
+    # where the wheel defines masked_whiten (TRL's PPOTrainer had one)
+    with zipfile.ZipFile(wheel) as z:
+        files = sorted(n for n in z.namelist() if n.endswith(".py")
+                       and "def masked_whiten(" in z.read(n).decode("utf-8"))
+    v.defaults["files defining masked_whiten"] = {"value": files, "module": "*", "line": 0}
     return v.data()

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from .collect import Vectors, tensor
+from .defaults import dataclass_fields
 from .fetch import Pin
 from .inputs import DTYPES, grid
 from .lift import Source
@@ -134,4 +135,9 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                    f"{dtype} cliprange={cliprange} cliprange_value={cliprange_value}", kwargs,
                    inputs, run)
 
+    # ---- the defaults the docstrings state ------------------------------------------------------
+    config = Source(pin, wheel, "trl/experimental/ppo/ppo_config.py")
+    v.defaults.update(dataclass_fields(config, "PPOConfig", "kl_coef", "kl_estimator",
+                                       "cliprange", "cliprange_value", "vf_coef", "gamma", "lam",
+                                       "whiten_rewards"))
     return v.data()

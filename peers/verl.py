@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from .collect import Vectors, tensor
+from .defaults import yaml_keys
 from .fetch import Pin
 from .inputs import ALL_LAYOUTS, DTYPES, grid, log_ratio_extremes, mask, scores
 from .lift import Source
@@ -167,8 +168,9 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     # ---- value loss
     v.operator("compute_value_loss", ca.where("compute_value_loss"), "outputs: vf_loss")
     for dtype in DTYPES:
-        for seed, eps_v in enumerate([0.2, 0.5]):
-            c = _case_inputs(400 + seed, dtype)
+        for seed, (eps_v, layouts) in enumerate([(0.2, ALL_LAYOUTS), (0.5, ALL_LAYOUTS),
+                                                  (0.2, ["empty", "empty"])]):
+            c = _case_inputs(400 + seed, dtype, layouts)
             shape = (c["B"], c["T"])
             values = grid(c["rng"], shape, 1.0, c["dt"])
             vpreds = (values + grid(c["rng"], shape, 0.5, c["dt"])).astype(c["dt"])
@@ -182,7 +184,8 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                     tensor(inputs["response_mask"]), eps_v, loss_agg_mode="token-mean")
                 return {"vf_loss": loss}
 
-            v.case("compute_value_loss", f"{dtype} cliprange_value={eps_v}",
+            label = " no token" if layouts != ALL_LAYOUTS else ""
+            v.case("compute_value_loss", f"{dtype} cliprange_value={eps_v}{label}",
                    {"cliprange_value": eps_v, "loss_agg_mode": "token-mean"}, inputs, run)
 
     # ---- PPO policy loss with dual clip
@@ -337,4 +340,16 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
         v.case("entropy_from_logits", dtype, {}, {"logits": logits}, run)
 
+    # ---- the defaults the docstrings state ------------------------------------------------------
+    config = "verl/trainer/config/"
+    v.defaults.update(yaml_keys(wheel, config + "actor/actor.yaml", "clip_ratio",
+                                "clip_ratio_low", "clip_ratio_high", "clip_ratio_c",
+                                "loss_agg_mode", "use_kl_loss", "kl_loss_coef", "kl_loss_type"))
+    v.defaults.update(yaml_keys(wheel, config + "critic/critic.yaml", "cliprange_value"))
+    v.defaults.update(yaml_keys(wheel, config + "ppo_trainer.yaml", "algorithm.gamma",
+                                "algorithm.lam", "algorithm.adv_estimator",
+                                "algorithm.norm_adv_by_std_in_grpo", "algorithm.use_kl_in_reward",
+                                "algorithm.kl_penalty", "algorithm.kl_ctrl.kl_coef"))
+    v.defaults.update(yaml_keys(wheel, config + "algorithm/rollout_correction.yaml",
+                                "rollout_is", "rollout_is_threshold", "rollout_rs"))
     return v.data()

@@ -212,7 +212,10 @@ def compute_gae(rewards, values, mask, gamma: float = 1.0, lam: float = 0.95):
     tokens). OpenRLHF 0.11.2's ``get_advantages_and_returns`` zeroes values and rewards on
     padding and then uses ``values[:, t+1]``: right for right- and left-padded rows, not for
     rows with holes (the token before a hole bootstraps from 0 and the advantage after it is
-    discounted across the hole).
+    discounted across the hole). TRL's last PPOTrainer (TRL 1.12.0) runs the same recursion with
+    ``values[:, t+1]`` over the response and one position after it, where it puts the score: its
+    last response token bootstraps from the critic's value at that position; it whitens the
+    advantages over the response tokens.
     """
     r, v, real = token_arrays(rewards=rewards, values=values, mask=mask)
     gamma, lam = number("gamma", gamma, low=0, high=1), number("lam", lam, low=0, high=1)

@@ -166,8 +166,7 @@ def rloo_advantages(scores: npt.ArrayLike, group_size: int) -> np.ndarray:
     ``beta · Σ_t k1`` (``beta = 0.05`` by default; k1 = log π_old − log π_ref summed over each
     response's tokens) from each score: its KL penalty is in the reward, per sequence;
     ``normalize_advantages`` (default False) then divides by the batch's ``std + 1e-4``.
-    OpenRLHF 0.11.2's "rloo" estimator uses ``(sum − s)/(G − 1)`` too. None of them sets an
-    equal group to exactly 0: their result there is the rounding error of the sum.
+    OpenRLHF 0.11.2's "rloo" estimator uses ``(sum − s)/(G − 1)`` too.
     """
     s, g = _groups(scores, group_size)
     G = g.shape[1]  # responses per prompt
@@ -311,10 +310,8 @@ def aggregate_loss(
     ``loss_scale_factor`` is this ``horizon``. Its "token-mean" divides by the token count with
     no epsilon. It differs at the edges: "seq-mean-token-mean" divides each row by
     ``n_b + 1e-8`` (a relative change of 1e-8/n_b), and a batch with no response token gives
-    NaN (0/0) in every mode but "token-sum" (0.0 here). With data parallelism it divides by
-    global token or row counts and multiplies by ``dp_size``, so that averaging the ranks'
-    gradients gives the global value. Older verl took ``torch.mean`` over all ``B`` rows, empty
-    ones included, and had no "token-sum".
+    NaN (0/0) in every mode but "token-sum" (0.0 here). Older verl took ``torch.mean`` over all
+    ``B`` rows, empty ones included, and had no "token-sum".
 
     TRL 1.16.0's ``GRPOTrainer._compute_loss`` names its aggregations by ``loss_type``: "bnpo"
     is "token-mean"; "dapo" (the default) is "token-mean" over the token count of the whole
@@ -392,9 +389,10 @@ def grpo_policy_loss(
     is this formula (``epsilon = 0.2``, ``epsilon_high`` defaulting to it, ``beta = 0.0`` by
     default), with k3 written ``exp(d) − d − 1`` on unmasked log-ratios; by default
     (``use_bias_correction_kl=True``) it multiplies k3 by ρ, which is ``kl_times_ratio=True``
-    here. It can also clip ρ from above (``delta``, INTELLECT-2) and, with vLLM, multiplies the
-    per-token loss by the rollout importance weights (``vllm_importance_sampling_correction``,
-    default True); neither is done here. See :func:`aggregate_loss` for its ``loss_type``.
+    here. It can also clip ρ from above (``delta``, INTELLECT-2, default None) and, when it
+    generates with vLLM (``use_vllm``, default False), multiplies the per-token loss by the
+    rollout importance weights (``vllm_importance_sampling_correction``, default True); neither
+    is done here. See :func:`aggregate_loss` for its ``loss_type``.
 
     verl 0.9.1's ``compute_policy_loss_vanilla`` takes ``clip_ratio_low`` / ``clip_ratio_high``
     (0.2 each by default) and differs in two ways: it clamps the log-ratio to ``[−20, 20]``

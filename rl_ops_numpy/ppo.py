@@ -87,7 +87,8 @@ def policy_surrogate_loss(
     with ``dual_clip=clip_ratio_c`` and log-ratios inside that range this function gives its
     number. OpenRLHF 0.11.2's ``PolicyLoss`` has the dual clip as an option (``dual_clip``) and
     the same clamp. Both can also average per sequence first ("seq-mean-token-mean", see
-    :func:`aggregate_loss`).
+    :func:`aggregate_loss`). TRL's last PPOTrainer (TRL 1.12.0) computes this loss with
+    ``masked_mean`` over the response tokens, without clamp or dual clip.
     """
     clip_range = number("clip_range", clip_range, low=0, above=True)
     if dual_clip is not None:
@@ -159,7 +160,10 @@ def value_clipped_loss(
     set) use this formula: ½ × the larger squared error, values clipped to old ± ε_v, averaged
     over response tokens (verl's default aggregation, "token-mean"); both default to ε_v = 0.5
     (``critic.cliprange_value``, ``--critic.value_clip``). Both divide by the raw token count, so
-    a batch with no response token gives NaN (0.0 here).
+    a batch with no response token gives NaN (0.0 here). TRL's last PPOTrainer (TRL 1.12.0)
+    uses the formula with ε_v = 0.2 (``cliprange_value``) and averages over the response tokens
+    and the one position after each response (its ``padding_mask_p1``), where it puts the score
+    (see :func:`shape_token_rewards`).
     """
     clip_range_value = number("clip_range_value", clip_range_value, low=0, above=True)
     v, v_old, ret, real = token_arrays(

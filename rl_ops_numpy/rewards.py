@@ -59,6 +59,9 @@ def shape_token_rewards(rm_score, logprobs, ref_logprobs, response_mask, kl_coef
     here (argmax of the flipped mask) but does not mask the penalty, so padding holds ``−β·kl``
     (0 here), and a row with no response token gets its score on the last position (no score
     here); its KL comes from ``compute_approx_kl``, k1 by default, clamped to ``[-10, 10]``.
+    TRL's last PPOTrainer (TRL 1.12.0) puts the penalty (k1 by default, β = 0.05) on the response
+    tokens and the score one position past the last response token (``sequence_lengths + 1``;
+    the last position when the response fills the row), where its critic also has a value.
     """
     rm, lp, ref, m = as_float_arrays(
         rm_score=rm_score, logprobs=logprobs, ref_logprobs=ref_logprobs, response_mask=response_mask

@@ -58,7 +58,8 @@ def masked_whiten(
     with no token or with one token (here: zeros, or the variance taken as 0). OpenRLHF 0.11.2
     whitens the advantages of its "gae", "reinforce" and "reinforce_baseline" estimators with
     the biased variance and ``var.clamp(min=1e-8).rsqrt()`` instead. TRL 1.16.0 has no
-    ``masked_whiten``.
+    ``masked_whiten``; TRL's last PPOTrainer (TRL 1.12.0) has this formula with no epsilon in
+    the mean, and leaves whitened values on padding too.
     """
     v, m = as_float_arrays(values=values, mask=mask)
     check_same_shape(values=v, mask=m)

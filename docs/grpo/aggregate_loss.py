@@ -72,7 +72,7 @@ REFERENCE = "aggregate_loss"  # rl_ops_numpy's function: Check compares with it
 
 def inputs(draw):  # one random case: the arguments, in parameter order
     B, T = draw.size()  # batch, response length
-    mode = draw.choice(["token-mean", "seq-mean-token-mean",
+    mode = draw.choice(["token-mean", "token-sum", "seq-mean-token-mean",
                         "seq-mean-token-sum", "seq-mean-token-sum-norm"])
     norm = mode == "seq-mean-token-sum-norm" and draw.coin()
     return {"loss_mat": draw.normal((B, T)), "mask": draw.mask(B, T), "mode": mode,

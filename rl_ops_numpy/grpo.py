@@ -3,7 +3,7 @@ returns (whitened by ``whiten.masked_whiten``), the loss aggregation modes, the 
 GRPO/DAPO policy loss, and the Bradley–Terry reward-model loss.
 
 Shapes: ``N = groups × group_size`` is one score per sampled response, each group contiguous (the
-``group_size`` responses to one prompt side by side, as TRL's ``GRPOTrainer`` lays them out);
+``group_size`` responses to one prompt side by side, as TRL 1.16.0's ``GRPOTrainer`` lays them out);
 ``B`` is the batch (responses) and ``T`` the response length in tokens of ``[B, T]`` tensors, whose
 mask holds 1 on response tokens and 0 on padding (any layout: left-, right-padded, with holes).
 
@@ -40,7 +40,7 @@ __all__ = [
     "rloo_advantages",
 ]
 
-# verl's loss_agg_mode values, in the order the docstring of aggregate_loss explains them
+# verl 0.9.1's loss_agg_mode values, in the order the docstring of aggregate_loss explains them
 LOSS_AGG_MODES = (
     "token-mean",
     "token-sum",
@@ -282,7 +282,7 @@ def aggregate_loss(
     with $n_b > 0$:
 
     - ``"token-mean"``: $\sum_{b,t} m\,\ell \,/\, \sum_{b,t} m$, every token of the batch
-      weighs the same (DAPO; TRL's "bnpo").
+      weighs the same (DAPO; TRL 1.16.0's "bnpo").
     - ``"token-sum"``: $\sum_{b,t} m\,\ell$, no division: the loss grows with the number of
       tokens in the batch.
     - ``"seq-mean-token-mean"``: $\frac{1}{|\mathcal B|}\sum_{b\in\mathcal B}
@@ -452,7 +452,7 @@ def grpo_policy_loss(
         # k3 = e^d − d − 1
         k3 = np.expm1(d) - d
         if kl_times_ratio:
-            # ρ·k3: TRL's bias-corrected KL
+            # ρ·k3: TRL 1.16.0's use_bias_correction_kl
             k3 = ratio * k3
         # + β·k3
         per_token = per_token + beta * k3

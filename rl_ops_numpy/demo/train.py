@@ -108,8 +108,9 @@ class DemoConfig:
     grpo_prompts: int = 16
     grpo_group: int = 4  # G, words per prompt
     grpo_lr: float = 0.02
-    # β of k3 in the loss: TRL's default until 2025. At PPO's 0.01 the words collapse to one
-    # suffix (entropy 0.2 nats, KL 45 per word); at 0.04 GRPO's score matches PPO's.
+    # β of k3 in the loss: older TRL's default (TRL 1.16.0's is 0). At PPO's 0.01 the words
+    # collapse to one suffix (entropy 0.2 nats, KL 45 per word); at 0.04 GRPO's score matches
+    # PPO's.
     grpo_beta: float = 0.04
     grpo_loss_agg_mode: str = "token-mean"
     # evaluation
@@ -385,9 +386,9 @@ def dpo_loss_and_grads(
     r"""Pair-mean DPO loss (by the operator), its parameter gradients, and each pair's margin.
 
     The margin is the implicit reward gap $\beta[(\log\pi(y_w) - \log\pi_{\text{ref}}(y_w)) -
-    (\log\pi(y_l) - \log\pi_{\text{ref}}(y_l))]$, TRL's ``rewards/margins``; the loss is
-    $-\log\sigma(\text{margin})$. Sequence log-probs are sums over tokens, so each token's
-    log-prob receives its sequence's gradient.
+    (\log\pi(y_l) - \log\pi_{\text{ref}}(y_l))]$; the loss is $-\log\sigma(\text{margin})$.
+    Sequence log-probs are sums over tokens, so each token's log-prob receives its sequence's
+    gradient.
     """
     lp_w, logp_w = model.token_logprobs(chosen, temperature)  # [P, T], [P, T, V]
     lp_l, logp_l = model.token_logprobs(rejected, temperature)
@@ -451,7 +452,7 @@ def train_sft(cfg: DemoConfig, rng: np.random.Generator, log: _Logger) -> TinyLM
 
 
 def _whiten(adv: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    r"""$(\hat A - \mu)/(\sigma + 10^{-8})$ over response tokens, 0 on padding (as TRL does)."""
+    r"""$(\hat A - \mu)/(\sigma + 10^{-8})$ over response tokens (biased σ), 0 on padding."""
     mu = _masked_mean(adv, mask)
     sigma = np.sqrt(_masked_mean((adv - mu) ** 2, mask))
     return (adv - mu) / (sigma + 1e-8) * mask

@@ -59,8 +59,12 @@ def vectors(key: str) -> dict:
     return read(VECTORS / f"{key}.json")
 
 
+TESTED: set[tuple[str, str]] = set()  # (library, operator) pairs some test compares
+
+
 def cases(key: str, operator: str) -> list:
     """One pytest param per case of ``operator`` in ``tests/peers/<key>.json``, decoded."""
+    TESTED.add((key, operator))
     return [pytest.param(decode(c), id=c["name"])
             for c in vectors(key)["operators"][operator]["cases"]]
 
@@ -113,6 +117,11 @@ def test_each_vector_file_was_made_from_the_wheel_pinned_in_pins_toml(key):
         src = op["source"]
         assert src["module"].endswith(".py") and not src["module"].startswith("/"), name
         assert src["lines"][0] <= src["lines"][1] and op["cases"], name
+
+
+def test_every_operator_in_the_vectors_is_compared_by_a_test():
+    written = {(key, op) for key in LIBRARIES for op in vectors(key)["operators"]}
+    assert written <= TESTED, sorted(written - TESTED)
 
 
 # The configuration defaults the docstrings state, as each library defines them (make peers

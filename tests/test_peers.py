@@ -144,6 +144,8 @@ STATED_DEFAULTS = {
         "GRPOConfig.delta": None, "GRPOConfig.loss_type": "dapo",
         "GRPOConfig.scale_rewards": "group", "GRPOConfig.use_bias_correction_kl": True,
         "GRPOConfig.use_vllm": False, "GRPOConfig.vllm_importance_sampling_correction": True,
+        "GRPOConfig.vllm_importance_sampling_mode": "sequence_mask",
+        "GRPOConfig.vllm_importance_sampling_clip_max": 3.0,
         "RLOOConfig.beta": 0.05, "RLOOConfig.normalize_advantages": False,
         "DPOConfig.beta": 0.1, "DPOConfig.loss_type": ["sigmoid"],
         "DPOConfig.label_smoothing": 0.0, "RewardConfig.center_rewards_coefficient": None,

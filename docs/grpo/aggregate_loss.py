@@ -91,16 +91,16 @@ ZH = {
     "per-token loss": "逐 token 的损失",
     "1 on response tokens": "回复 token 上为 1",
     " or ": " 或 ",
-    "the constant of": "这个常数用于",
-    "(T if None)": "（None 时取 T）",
+    "the constant of \"seq-mean-token-sum-norm\" (T if None)":
+        "\"seq-mean-token-sum-norm\" 的常数（None 时取 T）",
     "scalar loss; responses with no token are left out of the mean":
         "标量损失；没有 token 的回复不计入平均",
     "response length": "回复长度",
     "padding may hold anything, even NaN": "padding 里可能是任何值，甚至 NaN",
     ", every token weighs the same": "，每个 token 权重相同",
-    "no division: the loss grows with the number of tokens": "不做除法：token 越多，损失越大",
-    "tokens per response": "每条回复的 token 数",
-    "each response's own token mean,": "每条回复各自对 token 取平均，",
+    ", no division: the loss grows with the number of tokens": "，不做除法：token 越多，损失越大",
+    ", tokens per response": "，每条回复的 token 数",
+    "each response's own token mean, ": "每条回复各自的 token 平均：",
     ", one constant for every response": "，所有回复用同一个常数",
     "the mean over the responses that have at least one token": "对至少有一个 token 的回复取平均",
     "a right answer of 2 tokens (Â = +1), a wrong one of 6 (Â = −1)":

@@ -96,16 +96,17 @@ ZH = {
     "ε_low, the ratio's floor is 1 − ε_low": "ε_low，比值的下界是 1 − ε_low",
     "ε_high, its ceiling 1 + ε_high (DAPO: 0.28)": "ε_high，上界是 1 + ε_high（DAPO 取 0.28）",
     "weight of the k3 penalty": "k3 惩罚的权重",
-    "scalar loss, the mean over response tokens": "标量损失，对回复 token 取平均",
+    "scalar loss, the mean over response tokens (\"token-mean\")":
+        "标量损失，对回复 token 取平均（\"token-mean\"）",
     ": one advantage for all the row's tokens": "：这一行所有 token 共用一个优势",
     ", 0 on padding (PPO Ex. 1)": "，padding 上为 0（PPO 练习 1）",
-    "the asymmetric clip,": "不对称裁剪，",
+    "the asymmetric clip, ": "不对称裁剪：",
     "the larger of −Â·ρ and −Â·clip(ρ)": "−Â·ρ 和 −Â·clip(ρ) 中较大的",
     ", 0 on padding": "，padding 上为 0",
     " with expm1 (PPO Ex. 5): exact": "，用 expm1（PPO 练习 5）：",
     "for tiny d, where e^d − d − 1 in float32 can come out negative":
         "d 极小时也精确，而 float32 下的 e^d − d − 1 可能算出负数",
-    "(Ex. 3); masked_fill, not × mask: 0 × NaN is NaN":
+    " (Ex. 3); masked_fill, not × mask: 0 × NaN is NaN":
         "（练习 3）；用 masked_fill，不要 × mask：0 × NaN 还是 NaN",
     "one response, three tokens; the policy has moved: ρ = 1.25, 1.25, 0.75":
         "一条回复，三个 token；策略已经变了：ρ = 1.25, 1.25, 0.75",

@@ -67,7 +67,7 @@ ZH = {
     "scores of the rejected ones": "非偏好回复的分数",
     "None, a number or [B]: how much higher the chosen": "None、一个数或 [B]：偏好回复的分数",
     "score should be": "应该高出多少",
-    "scalar loss,": "标量损失，",
+    "scalar loss, ": "标量损失：",
     ", finite for any z (not log(sigmoid(z)))": "，对任何 z 都有限（不要写 log(sigmoid(z))）",
     "loss = ": "损失 = ",
     "f\"  (ln 2 = ": "f\"（打平时 ln 2 = ",

@@ -60,10 +60,10 @@ ZH = {
     "Args:": "参数：",
     "Returns:": "返回：",
     "one score per response, N = groups × group_size": "每条回复一个分数，N = 组数 × group_size",
-    "[N] advantages,": "[N] 优势，",
+    "[N] advantages, ": "[N] 优势：",
     "[groups, G]": "[组数, G]",
-    "the sum of each row": "每行的和",
-    "the others' mean,": "其他回复的均值，",
+    ", the sum of each row": "，即每行的和",
+    "the others' mean, ": "其他回复的均值：",
     "RLOO, one row per prompt:": "RLOO，每个 prompt 一行：",
     "the same as G/(G−1) times \"score minus the group mean\" (Dr. GRPO)":
         "等于 G/(G−1) 乘以“分数减组内均值”（Dr. GRPO）",

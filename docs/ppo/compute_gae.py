@@ -91,7 +91,7 @@ ZH = {
     "token rewards (KL penalty, RM score on the last)":
         "token 奖励（KL 惩罚，最后一个 token 上再加 RM 分数）",
     "critic values V(s_t)": "critic 的价值 V(s_t)",
-    "1 on response tokens": "回复 token 上为 1",
+    ", 1 on response tokens": "，回复 token 上为 1",
     "discount γ (1.0 for language tasks)": "折扣因子 γ（语言任务取 1.0）",
     "both [B, T], 0 on padding": "都是 [B, T]，padding 上为 0",
     "batch, response length": "batch 大小，回复长度",

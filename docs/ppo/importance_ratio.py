@@ -66,8 +66,8 @@ ZH = {
     "Returns:": "返回：",
     "log-probs of the sampled tokens, current policy": "采样 token 的对数概率，当前策略",
     "the same under the frozen policy that sampled": "同样的量，在采样时冻结的旧策略下",
-    "1 on response tokens, 0 on padding": "回复 token 上为 1，padding 上为 0",
-    "exactly 1.0 on padding": "padding 上恰好为 1.0",
+    ", 1 on response tokens, 0 on padding": "，回复 token 上为 1，padding 上为 0",
+    ", exactly 1.0 on padding": "，padding 上恰好为 1.0",
     "log ρ = 0 on padding, before exp: whatever padding holds":
         "先在 padding 上令 log ρ = 0，再取 exp：padding 里无论是什么",
     "(−1000, −inf), exp never sees it": "（−1000、−inf），exp 都碰不到",

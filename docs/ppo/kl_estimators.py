@@ -75,7 +75,7 @@ ZH = {
     "log-probs of the sampled tokens under p": "采样 token 在 p 下的对数概率",
     "log-probs under q, which sampled the tokens": "在 q（采样这些 token 的分布）下的对数概率",
     "each [B, T]": "各为 [B, T]",
-    "expm1(x) = eˣ − 1, exact even for tiny x": "expm1(x) = eˣ − 1，x 极小时也精确",
+    "; expm1(x) = eˣ − 1, exact even for tiny x": "；expm1(x) = eˣ − 1，x 极小时也精确",
     "q samples (the policy), p is the reference; a 6-token vocabulary":
         "q 负责采样（策略），p 是参考模型；词表有 6 个 token",
     "(exact)": "（精确值）",

@@ -76,7 +76,7 @@ ZH = {
     "PPO clipped surrogate, as a loss to minimise.": "PPO 的裁剪替代目标，写成要最小化的损失。",
     "Args:": "参数：",
     "Returns:": "返回：",
-    "(from compute_gae)": "（来自 compute_gae）",
+    " (from compute_gae)": "（来自 compute_gae）",
     ", usually 0.2": "，通常取 0.2",
     "scalar loss, the mean over response tokens": "标量损失，对回复 token 取平均",
     ", log ρ = 0 on padding (Ex. 1)": "，padding 上 log ρ = 0（练习 1）",

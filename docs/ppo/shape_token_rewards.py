@@ -86,7 +86,7 @@ ZH = {
     "policy log-probs of the sampled tokens": "采样 token 在策略下的对数概率",
     "reference-model log-probs of the same tokens": "同一批 token 在参考模型下的对数概率",
     "1 on response tokens": "回复 token 上为 1",
-    "the KL penalty coefficient": "KL 惩罚系数",
+    ", the KL penalty coefficient": "，KL 惩罚系数",
     "per-token KL, the K1 estimate": "逐 token 的 KL，即 K1 估计",
     "every token pays": "每个 token 都付出",
     "batch, sequence length": "batch 大小，序列长度",

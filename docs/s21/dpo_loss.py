@@ -75,7 +75,7 @@ ZH = {
     "the same under the frozen reference model": "同样的量，在冻结的参考模型下",
     "β, how strongly to stay near the reference": "β，多用力留在参考模型附近",
     "the loss of each pair, shaped like the inputs": "每一对的损失，形状和输入相同",
-    "(difference of the two log-ratios)": "（两个对数比之差）",
+    " (difference of the two log-ratios)": "（两个对数比之差）",
     ", computed stably": "，用数值稳定的写法",
     "both responses: log π_ref = −3": "两条回复的 log π_ref 都是 −3",
     "y_w preferred, then y_l": "先 y_w 更好，再 y_l 更好",

@@ -353,6 +353,25 @@ def test_the_equal_group_numbers_in_the_group_advantages_docstring_are_verls():
     assert "+0.056" in group_advantages.__doc__ and "−0.91" in group_advantages.__doc__
 
 
+def test_what_the_grpo_page_says_of_equal_groups_in_verl_and_trl():
+    # the GRPO page: unmasked, verl gives each of eight float32 0.7 about +0.06 and each of seven
+    # 1000.1 about −0.9; TRL's ε = 1e-4 makes that about 100 times smaller for 0.7 but only
+    # 2.5 times for 1000.1 (its std, 7e-5, is not far below ε)
+    def first(key, operator, name):
+        (c,) = [c for c in vectors(key)["operators"][operator]["cases"] if c["name"] == name]
+        return float(np.ravel(decode(c)["outputs"]["advantages"])[-1])
+
+    verl = {n: first("verl", "compute_grpo_outcome_advantage",
+                     f"float32 {n} epsilon=1e-06 norm_adv_by_std_in_grpo=True")
+            for n in ("eight copies of 0.7", "seven copies of 1000.1")}
+    trl = {n: first("trl", "GRPOTrainer._generate_and_score_completions (advantages)",
+                    f"float32 {n} scale_rewards=group") for n in verl}
+    assert round(verl["eight copies of 0.7"], 2) == 0.06
+    assert round(verl["seven copies of 1000.1"], 1) == -0.9
+    assert 50 < verl["eight copies of 0.7"] / trl["eight copies of 0.7"] < 200
+    assert 2 < verl["seven copies of 1000.1"] / trl["seven copies of 1000.1"] < 3
+
+
 @pytest.mark.parametrize("case", cases("verl", "compute_rloo_outcome_advantage"))
 def test_rloo_advantages_equal_verl_rloo_outcome_advantage(case):
     # verl: a group of one keeps its raw score

@@ -339,6 +339,7 @@ KEPT_TERMS = ("clip-higher",)
 _WORD_RE = re.compile(r"(?<![\w.\\])[A-Za-z][a-z]+(?![\w(])")
 _CODE_RE = re.compile(r"`[^`]*`|\"[^\"\n]*\"|'[^'\n]*'")  # inline code and quoted values in prose
 _BRACES_RE = re.compile(r"\{[^{}]*\}")  # an f-string's fields
+_QUOTE_RE = re.compile(r"[rRuU]?(\"\"\"|'''|\"|')")  # a docstring's prefix and quotes
 
 
 class TranslationError(ValueError):
@@ -380,11 +381,14 @@ def prose_spans(text: str, path: Path | str = "<lesson>") -> list[_Span]:
         if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
                 and isinstance(first.value.value, str):
             doc = first.value
+            opening = _char_col(lines[doc.lineno - 1], doc.col_offset)
+            quote = _QUOTE_RE.match(lines[doc.lineno - 1], opening)
+            skip, close = (len(quote.group(0)), len(quote.group(1))) if quote else (0, 0)
             for no in range(doc.lineno, doc.end_lineno + 1):
                 line = lines[no - 1]
-                start = _char_col(line, doc.col_offset) + 3 if no == doc.lineno else \
-                    len(line) - len(line.lstrip())
-                end = _char_col(line, doc.end_col_offset) - 3 if no == doc.end_lineno else len(line)
+                start = opening + skip if no == doc.lineno else len(line) - len(line.lstrip())
+                end = _char_col(line, doc.end_col_offset) - close if no == doc.end_lineno \
+                    else len(line)
                 if wanted(no) and end > start:
                     spans.append(_Span(no, start, end, "docstring"))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \

@@ -39,16 +39,26 @@ def which(g):
     return same[0] if same else "—"
 
 
+# What the libraries ship: K3's value with another gradient (on policy,
+# where the ratios ρ and w are 1 but ∇ρ = ρ·∇log q is not 0)
+# verl k3+:  ∇K2, by a straight-through trick
+# TRL ρ·K3:  ∇(ρ·K3) = K3·∇log q + ∇K3 = (K3 + 1 − r)·∇log q
+# OpenRLHF unbiased_gradient: w·∇K2 with w detached
+shipped = {"verl k3+": -log_r, "TRL ρ·K3": k["K3"] + 1 - r,
+           "OpenRLHF": -log_r}
+rows = [(name, values, chain[name]) for name, values in k.items()]
+rows += [(name, k["K3"], grad) for name, grad in shipped.items()]
+
 print(f"KL(q‖p) = {expect(-log_r):.4f}")
-print("      E_q[k]   Var_q[k]   E[k·∇log q]   E[∇k]")
-for name, values in k.items():
+print("          E_q[k]   Var_q[k]   E[k·∇log q]   E[∇k]")
+for name, values, grad in rows:
     mean = expect(values)
     var = expect(values ** 2) - mean ** 2
     # in the reward: no gradient through k, REINFORCE gives E[k ∇log q]
     as_reward = which(expect(values[:, None] * score))
     # in the loss: autograd through k on tokens sampled from q, E[∇k]
-    in_loss = which(expect(chain[name][:, None] * score))
-    print(f"{name}    {mean:.4f}   {var:.4f}     {as_reward:<13} {in_loss}")
+    in_loss = which(expect(grad[:, None] * score))
+    print(f"{name:<9} {mean:.4f}   {var:.4f}     {as_reward:<13} {in_loss}")
 
 # Exact variances over 1,000 random (q, p) pairs on 4 tokens, in float64
 torch.manual_seed(0)
@@ -77,6 +87,12 @@ ZH = {
         "固定样本 x 时的 ∂k/∂θ，都是 ∇θ log q(x) 的倍数：",
     ", exactly: a sum over the vocabulary.": "，精确计算：对整个词表求和。",
     "The gradient g equals, or — for none of them.": "g 等于哪个梯度；哪个都不等时为 —。",
+    "What the libraries ship: K3's value with another gradient (on policy,":
+        "各个库实际提供的做法：值取 K3 的，梯度换成别的（策略尚未更新时",
+    "where the ratios ρ and w are 1 but ∇ρ = ρ·∇log q is not 0)":
+        "比率 ρ 和 w 都是 1，但 ∇ρ = ρ·∇log q 不为 0）",
+    ", by a straight-through trick": "，用直通（前向取一个值、反向取另一个的梯度）技巧",
+    " with w detached": "，w 不参与求导",
     "in the reward: no gradient through k, REINFORCE gives E[k ∇log q]":
         "放进奖励：梯度不经过 k，REINFORCE 给出 E[k ∇log q]",
     "in the loss: autograd through k on tokens sampled from q, E[∇k]":

@@ -165,7 +165,8 @@ def rloo_advantages(scores: npt.ArrayLike, group_size: int) -> np.ndarray:
     ``num_generations`` and uses ``(sum − s)/(G − 1)`` as here, after subtracting
     ``beta · Σ_t k1`` (``beta = 0.05`` by default; k1 = log π_old − log π_ref summed over each
     response's tokens) from each score: its KL penalty is in the reward, per sequence;
-    ``normalize_advantages`` (default False) then divides by the batch's ``std + 1e-4``.
+    ``normalize_advantages`` (default False) then subtracts the batch's mean and divides by its
+    ``std + 1e-4``.
     OpenRLHF 0.11.2's "rloo" estimator uses ``(sum − s)/(G − 1)`` too.
     """
     s, g = _groups(scores, group_size)

@@ -5,46 +5,16 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
-import tomllib
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
+from site_build.pins import Pin, load
+
+__all__ = ["Pin", "fetch", "pins", "read_source", "sha256"]
+
 ROOT = Path(__file__).resolve().parent.parent
-PINS = Path(__file__).resolve().parent / "pins.toml"
 CACHE = ROOT / ".cache" / "peers"
-
-
-@dataclass(frozen=True)
-class Pin:
-    """One pinned library: ``key`` is its table in pins.toml (``verl``, ``trl``, ``openrlhf``)."""
-
-    key: str
-    name: str
-    version: str
-    wheel: str
-    sha256: str
-
-    @property
-    def project(self) -> str:
-        """The PyPI project name (pip's spelling): the wheel file name up to the first dash."""
-        return self.wheel.split("-")[0]
-
-    @property
-    def label(self) -> str:
-        """How docstrings and pages name it: "verl 0.9.1", "TRL 1.16.0"."""
-        return f"{self.name} {self.version}"
-
-    def provenance(self) -> dict[str, str]:
-        return {"library": self.name, "version": self.version, "wheel": self.wheel,
-                "sha256": self.sha256}
-
-
-def pins() -> dict[str, Pin]:
-    """Every pin of pins.toml, by key."""
-    data = tomllib.loads(PINS.read_text(encoding="utf-8"))
-    return {key: Pin(key=key, **{f: str(t[f]) for f in ("name", "version", "wheel", "sha256")})
-            for key, t in data.items()}
+pins = load  # every pin of pins.toml, by key (site_build.pins: one reader for pages and peers)
 
 
 def sha256(path: Path) -> str:

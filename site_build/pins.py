@@ -30,7 +30,18 @@ class Pin:
 
     @property
     def label(self) -> str:
+        """How docstrings and pages name it: "verl 0.9.1", "TRL 1.16.0"."""
         return f"{self.name} {self.version}"
+
+    @property
+    def project(self) -> str:
+        """The PyPI project name (pip's spelling): the wheel file name up to the first dash."""
+        return self.wheel.split("-")[0]
+
+    def provenance(self) -> dict[str, str]:
+        """What a vector file records of the wheel it was made from."""
+        return {"library": self.name, "version": self.version, "wheel": self.wheel,
+                "sha256": self.sha256}
 
 
 def load(path: Path = PINS) -> dict[str, Pin]:

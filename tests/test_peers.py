@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import math
-import tomllib
 
 import numpy as np
 import pytest
@@ -46,11 +45,12 @@ from rl_ops_numpy import (
     token_logprobs,
     value_clipped_loss,
 )
+from site_build import pins
 
 from .conftest import ROOT, lesson_function
 
 VECTORS = ROOT / "tests" / "peers"
-PINS = tomllib.loads((ROOT / "peers" / "pins.toml").read_text(encoding="utf-8"))
+PINS = pins.load()
 LIBRARIES = ("verl", "trl", "openrlhf", "trl_ppo")
 
 
@@ -111,8 +111,7 @@ def dtype_of(case: dict):
 def test_each_vector_file_was_made_from_the_wheel_pinned_in_pins_toml(key):
     pin, stored = PINS[key], vectors(key)["pin"]
     # a version bump in pins.toml with stale vectors fails here: run `make peers`
-    assert stored == {"library": pin["name"], "version": pin["version"], "wheel": pin["wheel"],
-                      "sha256": pin["sha256"]}
+    assert stored == pin.provenance()
     for name, op in vectors(key)["operators"].items():
         src = op["source"]
         assert src["module"].endswith(".py") and not src["module"].startswith("/"), name

@@ -8,42 +8,17 @@ new operator is a function in one of these modules, imported here.
 
 from __future__ import annotations
 
-from .dpo import dpo_loss
-from .gae import compute_gae, compute_gae_episode, reverse_discounted_sum
-from .grpo import (
-    aggregate_loss,
-    group_advantages,
-    grpo_policy_loss,
-    reinforce_pp_advantages,
-    reward_model_loss,
-    rloo_advantages,
-)
-from .kl import kl_estimators
-from .logits import entropy_from_logits, token_logprobs
-from .ppo import importance_ratio, policy_surrogate_loss, ppo_clipped_objective, value_clipped_loss
-from .rewards import last_token_index, shape_token_rewards
-from .whiten import masked_whiten
+from . import dpo, gae, grpo, kl, logits, policy_losses, ppo, rewards, whiten
+from .dpo import *  # noqa: F403  (each module's __all__ is the package's)
+from .gae import *  # noqa: F403
+from .grpo import *  # noqa: F403
+from .kl import *  # noqa: F403
+from .logits import *  # noqa: F403
+from .policy_losses import *  # noqa: F403
+from .ppo import *  # noqa: F403
+from .rewards import *  # noqa: F403
+from .whiten import *  # noqa: F403
 
-__all__ = [
-    "aggregate_loss",
-    "compute_gae",
-    "compute_gae_episode",
-    "dpo_loss",
-    "entropy_from_logits",
-    "group_advantages",
-    "grpo_policy_loss",
-    "importance_ratio",
-    "kl_estimators",
-    "last_token_index",
-    "masked_whiten",
-    "policy_surrogate_loss",
-    "ppo_clipped_objective",
-    "reinforce_pp_advantages",
-    "reverse_discounted_sum",
-    "reward_model_loss",
-    "rloo_advantages",
-    "shape_token_rewards",
-    "token_logprobs",
-    "value_clipped_loss",
-]
+__all__ = sorted([*dpo.__all__, *gae.__all__, *grpo.__all__, *kl.__all__, *logits.__all__,
+                  *policy_losses.__all__, *ppo.__all__, *rewards.__all__, *whiten.__all__])
 __version__ = "0.1.0"

@@ -214,7 +214,7 @@ def browser() -> Iterator[object]:
                 print(f"chromium did not close cleanly: {err!r}", file=sys.stderr)
 
 
-PAGES = ["", "ppo/", "grpo/", "s21/", "s21/demo/", "glossary/"]
+PAGES = ["", "ppo/", "grpo/", "beyond/", "s21/", "s21/demo/", "glossary/"]
 
 
 def shoot(pages: list[str], out: Path) -> None:

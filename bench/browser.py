@@ -34,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from site_build.lessons import Lesson  # noqa: E402
 from tests.browser import browser, serve  # noqa: E402
 
 BARE_WORKER = """
@@ -54,6 +55,10 @@ window.start = () => new Promise((resolve) => {
 </script>"""
 
 CELL = "[data-runner='ppo/importance_ratio']"
+# the exercise timed: its answers fill the blanks; the first line of what the Chinese page's
+# cell prints (its golden output) marks the end of a Run
+LESSON = Lesson.load(ROOT / "docs" / "ppo" / "importance_ratio.py")
+FIRST_LINE = LESSON.in_language("zh").out_path.read_text(encoding="utf-8").splitlines()[0]
 # a learner's connection, for the cold starts: 40 ms round trips, 10 Mbit/s
 NETWORK = {"latency": 0.04, "mbit_per_second": 10.0}
 
@@ -70,21 +75,32 @@ def build_site() -> Path:
     return out
 
 
-def _click_to_output(page, action: str, text: str) -> float:
-    """ms from clicking ``action`` on the cell to ``text`` appearing in its output."""
-    ms = page.evaluate("""([sel, action, text]) => new Promise((resolve) => {
+def _click_to_output(page, action: str, text: str | None = None, timeout_s: float = 180) -> float:
+    """ms from clicking ``action`` on the cell to the cell being idle again with ``text`` (if
+    given) in its output; a clear error after ``timeout_s`` instead of waiting for ever."""
+    ms = page.evaluate("""([sel, action, text, timeoutMs]) => new Promise((resolve, reject) => {
         const cell = document.querySelector(sel);
         const out = cell.querySelector('[data-output]');
         out.textContent = '';
         const t0 = performance.now();
-        new MutationObserver((_, obs) => {
-            if (!out.textContent.includes(text)) return;
+        let left = false;  // the cell has left 'idle' since the click
+        const done = () => left && cell.dataset.state === 'idle'
+            && (text === null || out.textContent.includes(text));
+        const obs = new MutationObserver((records) => {
+            left ||= records.some((r) => r.attributeName === 'data-state');
+            if (!done()) return;
             obs.disconnect();
             resolve(performance.now() - t0);
-        }).observe(out, { childList: true, subtree: true, characterData: true });
+        });
+        obs.observe(cell, { attributes: true, childList: true, subtree: true,
+                            characterData: true });
+        setTimeout(() => {
+            obs.disconnect();
+            reject(new Error(`no ${JSON.stringify(text)} after ${timeoutMs} ms; output: `
+                             + out.textContent.slice(0, 500)));
+        }, timeoutMs);
         cell.querySelector(`[data-action=${action}]`).click();
-    })""", [CELL, action, text])
-    page.wait_for_function(f"document.querySelector(\"{CELL}\").dataset.state === 'idle'")
+    })""", [CELL, action, text, timeout_s * 1000])
     return ms
 
 
@@ -94,8 +110,8 @@ def _open_filled(context, url: str):
     page.wait_for_load_state("networkidle")
     page.wait_for_function("navigator.serviceWorker.controller !== null")
     blanks = page.locator(f"{CELL} input[data-blank]")
-    blanks.nth(0).fill("new_logprobs - old_logprobs")
-    blanks.nth(1).fill("log_ratio.exp()")
+    for k, blank in enumerate(LESSON.blanks):
+        blanks.nth(k).fill(" ".join(blank.answer.split()))
     return page
 
 
@@ -103,12 +119,12 @@ def first_run_ms(b, url: str) -> tuple[float, float, float, float]:
     """(cold start, cold start on a second visit, warm Run, warm Check), in ms."""
     context = b.new_context()
     page = _open_filled(context, url)
-    cold = _click_to_output(page, "run", "ratio on padding")
-    warm = statistics.median(_click_to_output(page, "run", "ratio on padding") for _ in range(5))
-    check = statistics.median(_click_to_output(page, "check", "36") for _ in range(3))
+    cold = _click_to_output(page, "run", FIRST_LINE)
+    warm = statistics.median(_click_to_output(page, "run", FIRST_LINE) for _ in range(5))
+    check = statistics.median(_click_to_output(page, "check") for _ in range(3))
     page.close()
     page = _open_filled(context, url)  # a second visit: the runtime comes from the caches
-    again = _click_to_output(page, "run", "ratio on padding")
+    again = _click_to_output(page, "run", FIRST_LINE)
     context.close()
     return cold, again, warm, check
 

@@ -137,7 +137,9 @@ export class Editor {
     this.textarea.replaceWith(code.container);
     this.code = code;
     if (focused) {
-      code.textarea.focus();
+      // the textarea it replaces had the focus in the same place: nothing to scroll to (and the
+      // reader may have scrolled away while the library loaded)
+      code.textarea.focus({ preventScroll: true });
       code.textarea.setSelectionRange(selectionStart, selectionEnd);
     }
     return true;

@@ -259,6 +259,9 @@ def test_edit_starts_from_the_exercise_as_filled_in(page):
 def test_a_reload_in_edit_mode_neither_focuses_nor_scrolls(page):
     last = page.locator("[data-runner]").last
     last.locator("[data-action='edit']").click()
+    # the real editor replaces the textarea when its library has loaded: wait for it, so that
+    # nothing moves after the scroll below (the reload must restore that position)
+    last.locator(".prism-code-editor").wait_for()
     page.evaluate("window.scrollTo(0, 0)")
     page.reload()
     page.wait_for_load_state("networkidle")

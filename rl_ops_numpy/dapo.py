@@ -151,7 +151,7 @@ def informative_groups(scores: npt.ArrayLike, group_size: int) -> np.ndarray:
     """
     s, g = _groups(scores, group_size)  # [N], float64 [groups, G]
     if not np.isfinite(g).all():
-        first = g[~np.isfinite(g)][0]
+        first = float(g[~np.isfinite(g)][0])
         raise ValueError(f"scores must be finite numbers, found {first!r}")
     G = g.shape[1]  # responses per prompt
     # [groups, 1]: True where every s_j of the group equals its first

@@ -351,7 +351,8 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                        inputs, run)
     v.defaults.update(argparse_options(
         cli, "--reward.overlong_buffer_len", "--reward.overlong_penalty_factor",
-        "--algo.dynamic_filtering_enable", "--algo.dynamic_filtering_range"))
+        "--algo.dynamic_filtering_enable", "--algo.dynamic_filtering_range",
+        "--rollout.max_new_tokens", "--data.max_len", "--reward.stop_properly_penalty_coef"))
     return v.data()
 
 

@@ -394,4 +394,6 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
         v.case("get_soft_overlong_punishment",
                f"max_completion_len={max_len} soft_punish_cache={cache}", kwargs, inputs, run)
+    v.defaults.update(dataclass_fields(Source(pin, wheel, "trl/trainer/grpo_config.py"),
+                                       "GRPOConfig", "mask_truncated_completions"))
     return v.data()

@@ -470,5 +470,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.defaults.update(yaml_keys(wheel, config + "ppo_trainer.yaml",
                                 "algorithm.filter_groups.enable",
                                 "algorithm.filter_groups.metric",
-                                "algorithm.filter_groups.max_num_gen_batches"))
+                                "algorithm.filter_groups.max_num_gen_batches",
+                                "algorithm.filter_groups.max_inflight_gen_batches"))
+    v.defaults.update(yaml_keys(wheel, config + "reward/reward.yaml", "reward_manager.name"))
     return v.data()

@@ -863,10 +863,15 @@ DAPO_DEFAULTS = {
     "verl": {"verl/trainer/config/ppo_trainer.yaml:algorithm.filter_groups.enable": False,
              "verl/trainer/config/ppo_trainer.yaml:algorithm.filter_groups.metric": "reward",
              "verl/trainer/config/ppo_trainer.yaml:algorithm.filter_groups.max_num_gen_batches":
-                 0},
+                 0,
+             "verl/trainer/config/ppo_trainer.yaml:"
+             "algorithm.filter_groups.max_inflight_gen_batches": 1,
+             "verl/trainer/config/reward/reward.yaml:reward_manager.name": "naive"},
+    "trl": {"GRPOConfig.mask_truncated_completions": False},
     "openrlhf": {"--reward.overlong_buffer_len": None, "--reward.overlong_penalty_factor": 1,
                  "--algo.dynamic_filtering_enable": False,
-                 "--algo.dynamic_filtering_range": [0, 1]},
+                 "--algo.dynamic_filtering_range": [0, 1], "--rollout.max_new_tokens": None,
+                 "--data.max_len": 2048, "--reward.stop_properly_penalty_coef": None},
 }
 
 

@@ -73,11 +73,15 @@ def overlong_penalty(
     ``apply_overlong_penalty`` (``--reward.overlong_buffer_len``, default None: off;
     ``--reward.overlong_penalty_factor``, default 1) computes
     ``−min(L − (max_new_tokens − buffer), buffer) / buffer · factor`` where positive, with
-    ``L`` the span of the action mask, so it stops at ``−factor``. TRL 1.16.0's reward
+    ``L`` the span of the action mask, so it stops at ``−factor``; its ``max_new_tokens`` is
+    ``--rollout.max_new_tokens``, or ``--data.max_len`` (prompt and response, default 2048) when
+    that is None, its default, while ``L`` counts the response alone. TRL 1.16.0's reward
     function ``trl.rewards.get_soft_overlong_punishment(max_completion_len,
     soft_punish_cache)`` computes the formula above with $f = 1$ and
     ``L = len(completion_ids)``, and ``−1`` beyond ``max_completion_len`` (its weight among
-    the reward functions, ``reward_weights``, plays the part of $f$).
+    the reward functions, ``reward_weights``, plays the part of $f$); DAPO's other remedy,
+    leaving truncated responses out of the loss, is its ``mask_truncated_completions`` (default
+    False).
     """
     (L,) = as_float_arrays(lengths=lengths)
     check_ndim(1, shape="[N]", lengths=L)

@@ -63,9 +63,10 @@ def overlong_penalty(
 
     verl 0.9.1's DAPO reward manager (``verl/workers/reward_manager/dapo.py``,
     ``DAPORewardManager.__call__``, and the same lines in
-    ``verl/experimental/reward_loop/reward_manager/dapo.py``, ``run_single``; config
-    ``reward_kwargs.overlong_buffer_cfg``: ``enable``, ``len``, ``penalty_factor``, ``log``,
-    with ``reward_kwargs.max_resp_len``) computes
+    ``verl/experimental/reward_loop/reward_manager/dapo.py``, ``run_single``; chosen by
+    ``reward.reward_manager.name: dapo``, default "naive"; config
+    ``reward.reward_kwargs.overlong_buffer_cfg``: ``enable``, ``len``, ``penalty_factor``,
+    ``log``, with ``reward.reward_kwargs.max_resp_len``) computes
     ``min(-(L − (max_resp_len − len)) / len · penalty_factor, 0)`` with ``L`` the sum of the
     response's attention mask (a torch integer, so the penalty is a float32), and adds it to the
     score. It asserts ``len > 0`` and ``max_resp_len ≥ len`` and has no cap: beyond

@@ -277,4 +277,88 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "--algo.kl.estimator", "--algo.kl.unbiased_gradient", "--algo.kl.use_loss",
         "--algo.advantage.estimator", "--algo.advantage.gamma", "--algo.advantage.lambd",
         "--algo.advantage.is_correction_level"))
+    # ---- DAPO: the overlong penalty and dynamic filtering (overlong_penalty,
+    # informative_groups) ---------------------------------------------------------------------
+    lp = Source(pin, wheel, "openrlhf/trainer/ppo_utils/length_penalty.py")
+    penalty = lp.define({"List": list, "logger": _quiet}, "apply_overlong_penalty")
+    v.operator(
+        "apply_overlong_penalty", lp.where("apply_overlong_penalty"),
+        "called with one Experience-like object (response_length = the lengths, rewards = "
+        "zeros of the case's dtype, which it adds the penalty to); outputs: rewards, and "
+        "penalized (the count it returns)",
+    )
+    overlong_settings = [  # max_new_tokens, overlong_buffer_len, overlong_penalty_factor; lengths
+        (20, 4.0, 1.0, [*range(21), 21, 24, 28]),
+        (10, 3.0, 1.0, [*range(11), 11, 13]),
+        (16, 16.0, 0.5, [*range(0, 17, 2), 20]),
+        (20480, 4096.0, 1.0, [0, 1000, 16383, 16384, 16385, 17408, 18432, 20479, 20480, 20992]),
+    ]
+    for dtype in DTYPES:
+        for max_new, buf, factor, lengths in overlong_settings:
+            inputs = {"lengths": np.array(lengths, np.int64)}
+            kwargs = {"max_new_tokens": max_new, "overlong_buffer_len": buf,
+                      "overlong_penalty_factor": factor}
+
+            def run(inputs=inputs, kwargs=kwargs, dt=DTYPES[dtype]):
+                n = len(inputs["lengths"])
+                exp = types.SimpleNamespace(response_length=torch.from_numpy(inputs["lengths"]),
+                                            rewards=torch.zeros(n, dtype=tensor(dt(0)).dtype))
+                count = penalty["apply_overlong_penalty"]([exp], **kwargs)
+                return {"rewards": exp.rewards, "penalized": np.array(count, np.int64)}
+
+            v.case("apply_overlong_penalty",
+                   f"{dtype} max_new_tokens={max_new} overlong_buffer_len={buf} "
+                   f"overlong_penalty_factor={factor}", kwargs, inputs, run)
+
+    sg = Source(pin, wheel, "openrlhf/trainer/ppo_utils/samples_generator.py")
+    keep_block = sg.statements("SamplesGenerator._generate_vllm", "if dynamic_filtering and all(",
+                               "if dynamic_filtering and all(")
+    v.operator(
+        "SamplesGenerator._generate_vllm (dynamic filtering)", keep_block[1],
+        "the statement run once per prompt with experiences = one Experience-like object per "
+        "response of the group (scores = a [1] tensor of the case's dtype), dynamic_filtering "
+        "True and self.args.algo.dynamic_filtering_range; outputs: keep [N], False for the "
+        "responses of a group it empties",
+    )
+    filter_groups = {
+        "0/1 scores G=4": (np.array([1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1]), 4),
+        "±1 scores G=4": (np.array([1, -1, -1, -1, -1, -1, -1, -1, 1, 1, 1, 1, 1, 1, -1, -1]),
+                           4),
+        "three copies of 0.5 G=3": (np.array([0.5, 0.5, 0.5, 0.5, 0.25, 0.5]), 3),
+        "random on a 1/8 grid G=3": (scores(np.random.default_rng(3600), 12), 3),
+    }
+    for dtype in DTYPES:
+        for label, (s, G) in filter_groups.items():
+            s = s.astype(DTYPES[dtype])
+            for low, high in [(0.0, 1.0), (-1.0, 1.0)]:
+                inputs = {"scores": s}
+                kwargs = {"dynamic_filtering_range": [low, high], "group_size": G}
+
+                def run(s=s, G=G, low=low, high=high):
+                    me = types.SimpleNamespace(args=types.SimpleNamespace(
+                        algo=types.SimpleNamespace(dynamic_filtering_range=(low, high))))
+                    keep = []
+                    for k in range(0, len(s), G):
+                        group = [types.SimpleNamespace(scores=tensor(s[k + j: k + j + 1]))
+                                 for j in range(G)]
+                        ns = _run_block(keep_block, self=me, experiences=group,
+                                        dynamic_filtering=True, logger=_quiet)
+                        keep += [bool(ns["experiences"])] * G
+                    return {"keep": np.array(keep)}
+
+                v.case("SamplesGenerator._generate_vllm (dynamic filtering)",
+                       f"{dtype} {label} dynamic_filtering_range=({low}, {high})", kwargs,
+                       inputs, run)
+    v.defaults.update(argparse_options(
+        cli, "--reward.overlong_buffer_len", "--reward.overlong_penalty_factor",
+        "--algo.dynamic_filtering_enable", "--algo.dynamic_filtering_range",
+        "--rollout.max_new_tokens", "--data.max_len", "--reward.stop_properly_penalty_coef"))
     return v.data()
+
+
+def _run_block(block: tuple[Any, dict[str, Any]], **variables: Any) -> dict[str, Any]:
+    """Run a lifted statement block with ``variables`` (and torch) in scope."""
+    code, _ = block
+    ns = {"torch": torch, **variables}
+    exec(code, ns)
+    return ns

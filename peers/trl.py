@@ -364,4 +364,36 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         files = sorted(n for n in z.namelist() if n.endswith(".py")
                        and "def masked_whiten(" in z.read(n).decode("utf-8"))
     v.defaults["files defining masked_whiten"] = {"value": files, "module": "*", "line": 0}
+    # ---- DAPO's soft overlong punishment, a reward function (overlong_penalty) ---------------
+    from collections.abc import Callable
+
+    orw = Source(pin, wheel, "trl/rewards/other_rewards.py")
+    rewards = orw.define({"Callable": Callable}, "get_soft_overlong_punishment",
+                         "_SoftOverlongPunishment")
+    v.operator(
+        "get_soft_overlong_punishment", orw.where("get_soft_overlong_punishment"),
+        f"with _SoftOverlongPunishment (lines {orw.lifted['_SoftOverlongPunishment']['lines']}); "
+        "get_soft_overlong_punishment(max_completion_len, soft_punish_cache)(completion_ids) "
+        "with completion_ids = one list of `length` token ids per length; outputs: rewards",
+    )
+    overlong_settings = [  # max_completion_len, soft_punish_cache; lengths
+        (100, 20, [0, 50, 80, 81, 90, 99, 100, 101, 130]),
+        (20, 4, [*range(21), 21, 24, 28]),
+        (10, 3, [*range(11), 11, 13]),
+        (16, 16, [*range(0, 17, 2), 20]),
+        (20480, 4096, [0, 1000, 16383, 16384, 16385, 17408, 18432, 20479, 20480, 20992]),
+    ]
+    for max_len, cache, lengths in overlong_settings:
+        inputs = {"lengths": np.array(lengths, np.int64)}
+        kwargs = {"max_completion_len": max_len, "soft_punish_cache": cache}
+
+        def run(inputs=inputs, kwargs=kwargs):
+            fn = rewards["get_soft_overlong_punishment"](**kwargs)
+            ids = [[1] * n for n in inputs["lengths"].tolist()]
+            return {"rewards": np.array(fn(ids), np.float64)}
+
+        v.case("get_soft_overlong_punishment",
+               f"max_completion_len={max_len} soft_punish_cache={cache}", kwargs, inputs, run)
+    v.defaults.update(dataclass_fields(Source(pin, wheel, "trl/trainer/grpo_config.py"),
+                                       "GRPOConfig", "mask_truncated_completions"))
     return v.data()

@@ -352,4 +352,125 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                                 "algorithm.kl_penalty", "algorithm.kl_ctrl.kl_coef"))
     v.defaults.update(yaml_keys(wheel, config + "algorithm/rollout_correction.yaml",
                                 "rollout_is", "rollout_is_threshold", "rollout_rs"))
+    # ---- DAPO: the overlong penalty and the dynamic-sampling filter (overlong_penalty,
+    # informative_groups) ---------------------------------------------------------------------
+    from collections import Counter
+
+    rm = Source(pin, wheel, "verl/workers/reward_manager/dapo.py")
+    rl = Source(pin, wheel, "verl/experimental/reward_loop/reward_manager/dapo.py")
+    # the penalty sits inline in the reward managers: run their statements from the score on
+    overlong_blocks = {
+        "DAPORewardManager.__call__ (overlong penalty)":
+            rm.statements("DAPORewardManager.__call__", "reward = score",
+                          "if self.overlong_buffer_cfg is not None"),
+        "reward_loop DAPORewardManager.run_single (overlong penalty)":
+            rl.statements("DAPORewardManager.run_single", "reward_extra_info = {}",
+                          "if self.overlong_buffer_cfg is not None"),
+    }
+    overlong_settings = [  # max_resp_len, overlong_buffer_cfg.len, penalty_factor; lengths
+        (20, 4, 1.0, [*range(21), 21, 24, 28]),
+        (10, 3, 1.0, [*range(11), 11, 13]),
+        (16, 16, 0.5, [*range(0, 17, 2), 20]),
+        (20480, 4096, 1.0, [0, 1000, 16383, 16384, 16385, 17408, 18432, 20479, 20480, 20992]),
+    ]
+    for op, (code, where) in overlong_blocks.items():
+        v.operator(op, where,
+                   "the statements run with score = 1.0 (result = 1.0 in run_single), "
+                   "valid_response_length = torch.tensor(length) (int64, as the attention "
+                   "mask's sum), self.overlong_buffer_cfg = {enable: True, len, penalty_factor, "
+                   "log: True}, self.max_resp_len; run once per length; outputs: reward "
+                   "(score + penalty) and overlong_reward, float64 copies of what verl computes "
+                   "(a float32 tensor, or the int 0 of min(..., 0)), and acc (run_single)")
+        for max_resp_len, buf, factor, lengths in overlong_settings:
+            inputs = {"lengths": np.array(lengths, np.int64)}
+            kwargs = {"max_resp_len": max_resp_len, "overlong_buffer_len": buf,
+                      "penalty_factor": factor}
+
+            def run(inputs=inputs, kwargs=kwargs, code=code, op=op):
+                cfg = types.SimpleNamespace(enable=True, len=kwargs["overlong_buffer_len"],
+                                            penalty_factor=kwargs["penalty_factor"], log=True)
+                me = types.SimpleNamespace(overlong_buffer_cfg=cfg,
+                                           max_resp_len=kwargs["max_resp_len"])
+                out: dict[str, list[float]] = defaultdict(list)
+                for length in inputs["lengths"].tolist():
+                    ns = {"torch": torch, "self": me, "score": 1.0, "result": 1.0,
+                          "valid_response_length": torch.tensor(length),
+                          "reward_extra_info": defaultdict(list)}
+                    exec(code, ns)
+                    info = ns["reward_extra_info"]
+                    overlong = info["overlong_reward"]
+                    overlong = overlong[-1] if isinstance(overlong, list) else overlong
+                    out["reward"].append(float(ns["reward"]))
+                    out["overlong_reward"].append(float(overlong))
+                    if "run_single" in op:
+                        out["acc"].append(float(info["acc"]))
+                return {k: np.array(val, np.float64) for k, val in out.items()}
+
+            v.case(op, f"max_resp_len={max_resp_len} len={buf} penalty_factor={factor}",
+                   kwargs, inputs, run)
+
+    # dynamic sampling: the V1 replay buffer's filter, on a stand-in buffer and TransferQueue
+    rb = Source(pin, wheel, "verl/trainer/ppo/v1/replay_buffer.py")
+    rb_ns = rb.define({"np": np, "defaultdict": defaultdict, "Counter": Counter},
+                      "FILTER_GROUPS_REWARD_METRIC", "ReplayBuffer._dapo_filtered_keys")
+    v.operator(
+        "ReplayBuffer._dapo_filtered_keys", rb.where("ReplayBuffer._dapo_filtered_keys"),
+        "called on a stand-in self (filter_groups_metric, one finished group per prompt uid "
+        "'g<k>', its trajectories '<uid>_<j>' in partitions['train']) with a stand-in tq whose "
+        "kv_batch_get returns, per trajectory, rm_scores (a float32 [4] tensor, the score on "
+        "its last token, as the agent loop writes it) for metric 'reward', or extra_fields "
+        "{'reward_extra_info': {metric: float(score)}} for another metric; outputs: keep [N], "
+        "False for the responses of the groups it returns (evicts)",
+    )
+
+    class _TQ:
+        def __init__(self, values: dict[str, Any]):
+            self.values = values
+
+        def kv_batch_get(self, keys, partition_id, select_fields):
+            (field,) = select_fields
+            return {field: [self.values[k][field] for k in keys]}
+
+    flat_groups = {
+        "0/1 scores G=4": (np.array([1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1]), 4),
+        "±1 scores G=4": (np.array([1, -1, -1, -1, -1, -1, -1, -1, 1, 1, 1, 1, 1, 1, -1, -1]),
+                           4),
+        "random on a 1/8 grid G=3": (np.concatenate([scores(np.random.default_rng(950), 9),
+                                                     [0.375] * 3]), 3),
+        "three copies of 0.1 G=3": (np.array([0.1, 0.1, 0.1, 0.1, 0.2, 0.1]), 3),
+        "seven copies of 0.7 G=7": (np.array([0.7] * 7), 7),
+        "G=1": (np.array([0.5, 1.0]), 1),
+    }
+    for dtype in DTYPES:
+        for label, (s, G) in flat_groups.items():
+            s = s.astype(DTYPES[dtype])
+            for metric in ("reward", "acc"):
+                inputs = {"scores": s}
+                kwargs = {"metric": metric, "group_size": G}
+
+                def run(s=s, G=G, metric=metric):
+                    keys = [f"g{i // G}_{i % G}" for i in range(len(s))]
+                    values = {}
+                    for key, score in zip(keys, s.tolist(), strict=True):
+                        rm_scores = torch.zeros(4, dtype=torch.float32)
+                        rm_scores[-1] = score
+                        values[key] = {"rm_scores": rm_scores, "extra_fields": {
+                            "reward_extra_info": {metric: score}}}
+                    me = types.SimpleNamespace(
+                        filter_groups_metric=metric,
+                        finished_keys={"train": {k.split("_")[0] for k in keys}},
+                        partitions={"train": {k: {} for k in keys}},
+                        _dapo_classification_cache=defaultdict(dict))
+                    rb_ns["tq"] = _TQ(values)
+                    evicted, _ = rb_ns["_dapo_filtered_keys"](me, "train")
+                    return {"keep": np.array([k.split("_")[0] not in evicted for k in keys])}
+
+                v.case("ReplayBuffer._dapo_filtered_keys", f"{dtype} {label} metric={metric}",
+                       kwargs, inputs, run)
+    v.defaults.update(yaml_keys(wheel, config + "ppo_trainer.yaml",
+                                "algorithm.filter_groups.enable",
+                                "algorithm.filter_groups.metric",
+                                "algorithm.filter_groups.max_num_gen_batches",
+                                "algorithm.filter_groups.max_inflight_gen_batches"))
+    v.defaults.update(yaml_keys(wheel, config + "reward/reward.yaml", "reward_manager.name"))
     return v.data()

@@ -34,9 +34,11 @@ from rl_ops_numpy import (
     entropy_from_logits,
     group_advantages,
     grpo_policy_loss,
+    informative_groups,
     kl_estimators,
     last_token_index,
     masked_whiten,
+    overlong_penalty,
     policy_surrogate_loss,
     reinforce_pp_advantages,
     reward_model_loss,
@@ -754,3 +756,127 @@ def test_trl_ppo_losses_are_ours_with_the_value_trained_one_token_past_the_respo
     pg = policy_surrogate_loss(i["new_logprobs"], i["mb_logprobs"], i["mb_advantage"],
                                mask.astype(dt), kw["cliprange"])
     close(pg, o["pg_loss"])
+
+
+# ---- DAPO: overlong_penalty and informative_groups (verl, TRL, OpenRLHF) ----------------------
+
+
+def _within(lengths: np.ndarray, max_length: float) -> np.ndarray:
+    return lengths <= max_length
+
+
+def _refuses_beyond(lengths: np.ndarray, max_length: float, buffer: float, factor: float):
+    for length in lengths[lengths > max_length]:
+        with pytest.raises(ValueError, match="at most max_length"):
+            overlong_penalty([length], max_length, buffer, factor)
+
+
+@pytest.mark.parametrize("case", [
+    *cases("verl", "DAPORewardManager.__call__ (overlong penalty)"),
+    *cases("verl", "reward_loop DAPORewardManager.run_single (overlong penalty)")])
+def test_overlong_penalty_equals_verls_dapo_reward_manager_which_keeps_falling_beyond_max(case):
+    L, kw, o = case["inputs"]["lengths"], case["kwargs"], case["outputs"]
+    L_max, buf, f = kw["max_resp_len"], kw["overlong_buffer_len"], kw["penalty_factor"]
+    ok = _within(L, L_max)
+    ours = overlong_penalty(L[ok], L_max, buf, f)
+    # verl divides a torch integer by an int: its penalty is a float32
+    close(ours, o["overlong_reward"][ok], np.float32)
+    close(1.0 + ours, o["reward"][ok], np.float32)  # added to the score (1.0 here)
+    if "acc" in o:  # run_single logs the score before the penalty as "acc"
+        assert (o["acc"] == 1.0).all()
+    # beyond max_resp_len verl's ramp goes on below −penalty_factor; the reference raises
+    beyond = o["overlong_reward"][~ok]
+    close(beyond, -(L[~ok] - (L_max - buf)) / buf * f, np.float32)
+    assert (beyond < -f).all()
+    _refuses_beyond(L, L_max, buf, f)
+
+
+@pytest.mark.parametrize("case", cases("openrlhf", "apply_overlong_penalty"))
+def test_overlong_penalty_equals_openrlhf_apply_overlong_penalty_which_stops_at_minus_factor(case):
+    L, kw, o = case["inputs"]["lengths"], case["kwargs"], case["outputs"]
+    L_max, buf = kw["max_new_tokens"], kw["overlong_buffer_len"]
+    f = kw["overlong_penalty_factor"]
+    ok = _within(L, L_max)
+    close(overlong_penalty(L[ok], L_max, buf, f), o["rewards"][ok])
+    assert (o["rewards"][~ok] == -f).all()  # capped: min(exceed, buffer)
+    assert int(o["penalized"]) == int((L > L_max - buf).sum())
+    _refuses_beyond(L, L_max, buf, f)
+
+
+@pytest.mark.parametrize("case", cases("trl", "get_soft_overlong_punishment"))
+def test_overlong_penalty_with_factor_1_equals_trls_soft_overlong_punishment_minus_1_beyond(case):
+    L, kw, o = case["inputs"]["lengths"], case["kwargs"], case["outputs"]
+    L_max, cache = kw["max_completion_len"], kw["soft_punish_cache"]
+    ok = _within(L, L_max)
+    close(overlong_penalty(L[ok], L_max, cache), o["rewards"][ok])
+    assert (o["rewards"][~ok] == -1.0).all()
+    _refuses_beyond(L, L_max, cache, 1.0)
+
+
+def test_trls_docstring_example_is_our_number():
+    # trl/rewards/other_rewards.py: max_completion_len=100, soft_punish_cache=20, 90 tokens
+    (c,) = [decode(c) for c in vectors("trl")["operators"]["get_soft_overlong_punishment"]["cases"]
+            if c["kwargs"]["max_completion_len"] == 100]
+    i = list(c["inputs"]["lengths"]).index(90)
+    assert c["outputs"]["rewards"][i] == -0.5 == overlong_penalty([90], 100, 20)[0]
+
+
+@pytest.mark.parametrize("case", cases("verl", "ReplayBuffer._dapo_filtered_keys"))
+def test_informative_groups_equals_verls_filter_but_where_equal_floats_have_a_nonzero_std(case):
+    s, kw, keep = case["inputs"]["scores"], case["kwargs"], case["outputs"]["keep"]
+    G = kw["group_size"]
+    if G == 1:  # verl keeps a group of one (len(values) > 1 fails); the reference raises
+        assert keep.all()
+        with pytest.raises(ValueError, match="group_size must be at least 2"):
+            informative_groups(s, G)
+        return
+    ours = informative_groups(s, G)
+    # verl's values: float(rm_scores.sum()) of float32 scores for "reward", float(score) else
+    values = s.astype(np.float32) if kw["metric"] == "reward" else s
+    std_not_0 = np.array([float(np.std(g.tolist())) != 0.0
+                          for g in values.astype(np.float64).reshape(-1, G)])
+    # verl: keep unless std == 0, so it also keeps equal scores whose std is a rounding
+    assert np.array_equal(keep, np.repeat(std_not_0, G))
+    assert np.array_equal(keep, ours | np.repeat(std_not_0, G))
+    differs = keep != ours
+    assert differs.any() == (kw["metric"] == "acc" and s.dtype == np.float64
+                             and "copies of" in case["name"])
+
+
+@pytest.mark.parametrize("case", cases("openrlhf",
+                                       "SamplesGenerator._generate_vllm (dynamic filtering)"))
+def test_openrlhf_keeps_a_group_whose_mean_is_inside_the_range_which_is_ours_for_0_1_scores(case):
+    s, kw, keep = case["inputs"]["scores"], case["kwargs"], case["outputs"]["keep"]
+    G, (low, high) = kw["group_size"], kw["dynamic_filtering_range"]
+    means = np.array([sum(g) / len(g) for g in s.reshape(-1, G).tolist()])
+    assert np.array_equal(keep, np.repeat((low < means) & (means < high), G))
+    ours = informative_groups(s, G)
+    if set(s.tolist()) <= {0.0, 1.0} and (low, high) == (0.0, 1.0):
+        assert np.array_equal(keep, ours)
+    if "±1" in case["name"] and (low, high) == (0.0, 1.0):
+        # the default range with ±1 scores: every group of this case is dropped,
+        # the two informative ones included
+        assert not keep.any() and ours.sum() == 2 * G
+
+
+DAPO_DEFAULTS = {
+    "verl": {"verl/trainer/config/ppo_trainer.yaml:algorithm.filter_groups.enable": False,
+             "verl/trainer/config/ppo_trainer.yaml:algorithm.filter_groups.metric": "reward",
+             "verl/trainer/config/ppo_trainer.yaml:algorithm.filter_groups.max_num_gen_batches":
+                 0,
+             "verl/trainer/config/ppo_trainer.yaml:"
+             "algorithm.filter_groups.max_inflight_gen_batches": 1,
+             "verl/trainer/config/reward/reward.yaml:reward_manager.name": "naive"},
+    "trl": {"GRPOConfig.mask_truncated_completions": False},
+    "openrlhf": {"--reward.overlong_buffer_len": None, "--reward.overlong_penalty_factor": 1,
+                 "--algo.dynamic_filtering_enable": False,
+                 "--algo.dynamic_filtering_range": [0, 1], "--rollout.max_new_tokens": None,
+                 "--data.max_len": 2048, "--reward.stop_properly_penalty_coef": None},
+}
+
+
+@pytest.mark.parametrize(("key", "name"), [(k, n) for k, d in DAPO_DEFAULTS.items() for n in d],
+                         ids=lambda x: x)
+def test_each_dapo_default_the_docstrings_state_is_the_pinned_librarys(key, name):
+    recorded = vectors(key)["defaults"][name]
+    assert recorded["value"] == DAPO_DEFAULTS[key][name], recorded

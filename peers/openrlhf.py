@@ -277,4 +277,9 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "--algo.kl.estimator", "--algo.kl.unbiased_gradient", "--algo.kl.use_loss",
         "--algo.advantage.estimator", "--algo.advantage.gamma", "--algo.advantage.lambd",
         "--algo.advantage.is_correction_level"))
+
+    # ---- offpolicy: the rollout correction options its docstrings state ------------------------
+    v.defaults.update(argparse_options(
+        cli, "--algo.advantage.is_correction_mode", "--algo.advantage.is_correction_gating",
+        "--algo.advantage.is_correction_threshold"))
     return v.data()

@@ -78,7 +78,8 @@ ZH = {
     "Args:": "参数：",
     "Returns:": "返回：",
     "one per response (or [B])": "每条回复一个（也可以是 [B]）",
-    "log-probs of the sampled tokens under π_θ (now)": "采样到的 token 在 π_θ（当前策略）下的对数概率",
+    "log-probs of the sampled tokens under π_θ (now)":
+        "采样到的 token 在 π_θ（当前策略）下的对数概率",
     "under the policy that sampled them": "在采样它们的策略下的对数概率",
     "1 on response tokens, 0 on padding": "回复 token 为 1，padding 为 0",
     "δ, the largest mean KL a negative response may have": "δ：优势为负的回复允许的最大平均 KL",

@@ -36,8 +36,6 @@ def rollout_is_weights(train_logprobs, rollout_logprobs, mask, level="token",
 
 
 # --8<-- [start:test]
-import math
-
 # two responses; the engine gave every sampled token log-prob −1, the trainer
 # disagrees: w = 0.4, 0.8, 1.25, 2.5, 8 and 1.1, 0.9, 1 (then two padding tokens)
 rollout = torch.full((2, 5), -1.0)
@@ -48,7 +46,7 @@ for level in ["token", "sequence"]:
     for threshold in [2.0, (0.5, 2.0)]:
         w = rollout_is_weights(train, rollout, mask, level, threshold)
         rows = " | ".join(" ".join(f"{x:.2f}" for x in row) for row in w.tolist())
-        print(f"{level:8} {str(threshold):10} {rows}")
+        print(f"{level:8} {threshold!s:10} {rows}")
 
 # the price of the product: under the engine each token's ratio is 1.2 or 0.8,
 # equally likely (mean 1). Row k holds the responses with k tokens at 1.2,
@@ -57,10 +55,15 @@ print("T     token var  sequence var  P(w < 1)  TIS at 2: mean   var")
 for T in [1, 10, 100]:
     k = torch.arange(T + 1, dtype=torch.float64)[:, None]
     t = torch.arange(T, dtype=torch.float64)[None, :]
-    rollout = torch.full((T + 1, T), math.log(0.5), dtype=torch.float64)
-    train = torch.where(t < k, rollout + math.log(1.2), rollout + math.log(0.8))
+    up = torch.full((T + 1, T), 1.2, dtype=torch.float64)
+    down = torch.full((T + 1, T), 0.8, dtype=torch.float64)
+    rollout = torch.full((T + 1, T), 0.5, dtype=torch.float64).log()
+    train = rollout + torch.where(t < k, up, down).log()
     mask = torch.ones(T + 1, T, dtype=torch.float64)
-    p = torch.tensor([math.comb(T, j) / 2**T for j in range(T + 1)], dtype=torch.float64)
+    comb = [1]  # C(T, k) for k = 0 … T: Pascal's triangle
+    for _ in range(T):
+        comb = [1] + [comb[i] + comb[i + 1] for i in range(len(comb) - 1)] + [1]
+    p = torch.tensor([c / 2**T for c in comb], dtype=torch.float64)
     stats = []
     for level, threshold in [("token", 1e9), ("sequence", 1e9), ("sequence", 2.0)]:
         w = rollout_is_weights(train, rollout, mask, level, threshold)
@@ -124,6 +127,7 @@ ZH = {
     "equally likely (mean 1). Row k holds the responses with k tokens at 1.2,":
         "两者概率相同（均值为 1）。第 k 行代表有 k 个 token 取 1.2 的回复，",
     "of probability C(T, k) / 2^T": "其概率为 C(T, k) / 2^T",
+    " for k = 0 … T: Pascal's triangle": "，k = 0 … T：杨辉三角",
     "T     token var  sequence var  P(w < 1)  TIS at 2: mean   var":
         "T     token 级方差  序列级方差  P(w < 1)  TIS 截断于 2：均值   方差",
 }

@@ -84,7 +84,8 @@ def test_the_lesson_example_tis_truncates_icepop_zeroes_and_the_sequence_is_one_
     np.testing.assert_allclose(w("token", 2.0), [[0.4, 0.8, 1.25, 2, 2], [1.1, 0.9, 1, 0, 0]])
     np.testing.assert_allclose(w("token", (0.5, 2.0)),
                                [[0, 0.8, 1.25, 0, 0], [1.1, 0.9, 1, 0, 0]])
-    # the first response's product is 8: truncated to 2, or out of the band
+    # the first response's product is 8 (the second's 0.99): truncated to 2, or out of the band
+    np.testing.assert_allclose(w("sequence", 1e9)[:, 0], [8.0, 0.99])
     np.testing.assert_allclose(w("sequence", 2.0), [[2.0] * 5, [0.99] * 3 + [0, 0]])
     np.testing.assert_allclose(w("sequence", (0.5, 2.0)), [[0.0] * 5, [0.99] * 3 + [0, 0]])
 

@@ -173,7 +173,7 @@ def off_policy_sequence_mask(
             number; TRL's example is 0.5).
 
     Returns:
-        ``[B, 1]`` of 0.0 (drop) and 1.0 (keep), in the log-probs' dtype; it multiplies every
+        ``[B, 1]`` of 0.0 (drop) and 1.0 (keep), in the inputs' floating dtype; it multiplies every
         token of its response in the per-token loss.
 
     ValueError for unequal or non-``[B, T]`` log-prob shapes, advantages that are not one per

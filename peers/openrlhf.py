@@ -353,6 +353,11 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         cli, "--reward.overlong_buffer_len", "--reward.overlong_penalty_factor",
         "--algo.dynamic_filtering_enable", "--algo.dynamic_filtering_range",
         "--rollout.max_new_tokens", "--data.max_len", "--reward.stop_properly_penalty_coef"))
+
+    # ---- offpolicy: the rollout correction options its docstrings state ------------------------
+    v.defaults.update(argparse_options(
+        cli, "--algo.advantage.is_correction_mode", "--algo.advantage.is_correction_gating",
+        "--algo.advantage.is_correction_threshold"))
     return v.data()
 
 

@@ -396,4 +396,77 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                f"max_completion_len={max_len} soft_punish_cache={cache}", kwargs, inputs, run)
     v.defaults.update(dataclass_fields(Source(pin, wheel, "trl/trainer/grpo_config.py"),
                                        "GRPOConfig", "mask_truncated_completions"))
+
+    # ---- off-policy corrections (offpolicy: off_policy_sequence_mask, rollout_is_weights) -------
+    opsm = gr.define({"torch": torch}, "GRPOTrainer.get_off_policy_mask")["get_off_policy_mask"]
+    v.operator("GRPOTrainer.get_off_policy_mask", gr.where("GRPOTrainer.get_off_policy_mask"),
+               "a static method, called with advantages [B, 1] as _compute_loss passes them; "
+               "outputs: off_policy_mask")
+    for dtype in DTYPES:
+        dt = DTYPES[dtype]
+        for threshold in (0.25, 0.05):
+            for layouts, label in [(ALL_LAYOUTS * 2, "all layouts"), (["empty"], "no token")]:
+                rng = np.random.default_rng(2200)
+                m = mask(layouts, dt)
+                B, T = m.shape  # batch, response length
+                sampling = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
+                d = (grid(rng, (B, T), 0.3, dt) + grid(rng, (B, 1), 0.3, dt)).astype(dt)
+                if B > 6:
+                    d[0] = 0.25  # a mean KL of exactly 0.25: kept (≤ δ) when δ = 0.25
+                    d[6] = 0.0
+                    d[6, 2] = np.nan  # a token vLLM could not score, in a full row
+                    d[7, 6] = np.nan  # NaN on padding
+                logps = (sampling - d).astype(dt)
+                adv = grid(rng, (B, 1), 1.0, dt)
+                adv[: min(B, 4), 0] = [-1.0, 0.0, -1.0, 1.0][: min(B, 4)]
+                adv[6:, 0] = -1.0
+                inputs = {"advantages": adv, "per_token_logps": logps,
+                          "sampling_per_token_logps": sampling, "mask": m}
+                kwargs = {"off_policy_threshold": threshold}
+
+                def run(inputs=inputs, threshold=threshold):
+                    out = opsm(tensor(inputs["advantages"]), tensor(inputs["per_token_logps"]),
+                               tensor(inputs["sampling_per_token_logps"]),
+                               tensor(inputs["mask"]), threshold)
+                    return {"off_policy_mask": out}
+
+                v.case("GRPOTrainer.get_off_policy_mask",
+                       f"{dtype} {label} off_policy_threshold={threshold}", kwargs, inputs, run)
+
+    vis = gr.statements("GRPOTrainer._generate_and_score_completions",
+                        "mask = completion_mask if tool_mask is None",
+                        "if self.vllm_importance_sampling_mode in")
+    name = "GRPOTrainer._generate_and_score_completions (vLLM importance sampling)"
+    v.operator(name, vis[1],
+               "the statements run with tool_mask None, old_per_token_logps (the trainer's) and "
+               "sampling_per_token_logps (vLLM's) and the given mode and bounds; outputs: "
+               "vllm_importance_sampling_ratio ([B, T] for token modes, [B, 1] for sequence "
+               "modes)")
+    modes = ["token_truncate", "token_mask", "sequence_truncate", "sequence_mask"]
+    for dtype in DTYPES:
+        dt = DTYPES[dtype]
+        rng = np.random.default_rng(2300)
+        m = mask(ALL_LAYOUTS, dt)
+        B, T = m.shape  # batch, response length
+        sampling = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
+        old = (sampling + log_ratio_extremes(rng, (B, T), dt) / 6).astype(dt)
+        inputs = {"old_per_token_logps": old, "sampling_per_token_logps": sampling,
+                  "completion_mask": m}
+        for mode in modes:
+            for clip_min, clip_max in [(None, 3.0), (0.5, 3.0), (0.8, 1.25)]:
+                kwargs = {"vllm_importance_sampling_mode": mode,
+                          "vllm_importance_sampling_clip_min": clip_min,
+                          "vllm_importance_sampling_clip_max": clip_max}
+
+                def run(inputs=inputs, kwargs=kwargs):
+                    me = types.SimpleNamespace(**kwargs)
+                    ns = _run(vis, self=me, tool_mask=None,
+                              completion_mask=tensor(inputs["completion_mask"]),
+                              old_per_token_logps=tensor(inputs["old_per_token_logps"]),
+                              sampling_per_token_logps=tensor(inputs["sampling_per_token_logps"]))
+                    return {"vllm_importance_sampling_ratio": ns["vllm_importance_sampling_ratio"]}
+
+                v.case(name, f"{dtype} {mode} clip_min={clip_min} clip_max={clip_max}", kwargs,
+                       inputs, run)
+    v.defaults.update(dataclass_fields(grpo, "GRPOConfig", "vllm_importance_sampling_clip_min"))
     return v.data()

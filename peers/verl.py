@@ -9,6 +9,7 @@ are plain objects holding the fields the functions read, and ``apply_kl_penalty`
 
 from __future__ import annotations
 
+import math
 import types
 from collections import defaultdict
 from pathlib import Path
@@ -473,4 +474,49 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                                 "algorithm.filter_groups.max_num_gen_batches",
                                 "algorithm.filter_groups.max_inflight_gen_batches"))
     v.defaults.update(yaml_keys(wheel, config + "reward/reward.yaml", "reward_manager.name"))
+
+    # ---- rollout importance weights (offpolicy: rollout_is_weights) ----------------------------
+    rc = Source(pin, wheel, "verl/trainer/ppo/rollout_corr_helper.py")
+    rc_ns = rc.define(
+        {"torch": torch, "math": math, "Optional": Optional, "Any": Any,
+         "verl_F": types.SimpleNamespace(masked_sum=f["masked_sum"],
+                                         masked_mean=f["masked_mean"])},
+        "SAFETY_BOUND", "_parse_rollout_is_threshold", "compute_is_metrics",
+        "compute_rollout_correction_weights")
+    v.operator(
+        "compute_rollout_correction_weights", rc.where("compute_rollout_correction_weights"),
+        "log_ratio = train_logprobs − rollout_logprobs (old_log_prob − rollout_log_prob, as "
+        "compute_rollout_correction_and_rejection_mask forms it); with _parse_rollout_is_threshold "
+        f"(lines {rc.lifted['_parse_rollout_is_threshold']['lines']}) and compute_is_metrics "
+        f"(lines {rc.lifted['compute_is_metrics']['lines']}); rollout_is_batch_normalize False; "
+        "outputs: rollout_is_weights",
+    )
+    thresholds = [2.0, 5.0, 1e9, "0.5_2.0", "0.8_1.25", "1e-12_1e12"]
+    for dtype in DTYPES:
+        for level in ("token", "sequence"):
+            for layouts, label in [(ALL_LAYOUTS, "all layouts"), (["empty", "empty"], "no token")]:
+                c = _case_inputs(2100, dtype, layouts)
+                shape = (c["B"], c["T"])
+                rollout = (grid(c["rng"], shape, 1.0, c["dt"]) - 2.0).astype(c["dt"])
+                d = log_ratio_extremes(c["rng"], shape, c["dt"])  # ±5, ±30 in row 0
+                if c["B"] > 2:
+                    d[2, 3:] += 5.0  # a left-padded row whose sum passes 20
+                train = (rollout + d).astype(c["dt"])
+                inputs = {"train_logprobs": train, "rollout_logprobs": rollout,
+                          "response_mask": c["mask"]}
+                for threshold in thresholds if layouts == ALL_LAYOUTS else [2.0]:
+                    kwargs = {"rollout_is": level, "rollout_is_threshold": threshold}
+
+                    def run(inputs=inputs, kwargs=kwargs):
+                        log_ratio = tensor(inputs["train_logprobs"]) - tensor(
+                            inputs["rollout_logprobs"])
+                        w, _ = rc_ns["compute_rollout_correction_weights"](
+                            log_ratio, tensor(inputs["response_mask"]), **kwargs)
+                        return {"rollout_is_weights": w}
+
+                    v.case("compute_rollout_correction_weights",
+                           f"{dtype} {label} rollout_is={level} "
+                           f"rollout_is_threshold={threshold}", kwargs, inputs, run)
+    v.defaults.update(yaml_keys(wheel, config + "algorithm/rollout_correction.yaml",
+                                "rollout_is_batch_normalize", "bypass_mode"))
     return v.data()

@@ -38,11 +38,13 @@ from rl_ops_numpy import (
     kl_estimators,
     last_token_index,
     masked_whiten,
+    off_policy_sequence_mask,
     overlong_penalty,
     policy_surrogate_loss,
     reinforce_pp_advantages,
     reward_model_loss,
     rloo_advantages,
+    rollout_is_weights,
     shape_token_rewards,
     token_logprobs,
     value_clipped_loss,
@@ -880,3 +882,105 @@ DAPO_DEFAULTS = {
 def test_each_dapo_default_the_docstrings_state_is_the_pinned_librarys(key, name):
     recorded = vectors(key)["defaults"][name]
     assert recorded["value"] == DAPO_DEFAULTS[key][name], recorded
+# ---- offpolicy: rollout_is_weights, off_policy_sequence_mask -----------------------------------
+
+
+def _verl_threshold(spec: float | str) -> float | tuple[float, float]:
+    """verl's ``rollout_is_threshold``: a float is TIS's cap, ``"a_b"`` IcePop's band."""
+    if isinstance(spec, str):
+        low, high = spec.split("_")
+        return float(low), float(high)
+    return spec
+
+
+@pytest.mark.parametrize("case", cases("verl", "compute_rollout_correction_weights"))
+def test_rollout_is_weights_equal_verl_rollout_correction_weights_tis_and_icepop(case):
+    i, kw = case["inputs"], case["kwargs"]
+    m = i["response_mask"]
+    ours = rollout_is_weights(i["train_logprobs"], i["rollout_logprobs"], m,
+                              level=kw["rollout_is"],
+                              threshold=_verl_threshold(kw["rollout_is_threshold"]))
+    assert ours.dtype == i["train_logprobs"].dtype and not ours[m == 0].any()
+    if raised(case):
+        # verl refuses a batch with no response token (compute_is_metrics); here: zeros
+        assert raised(case).startswith("ValueError") and not m.any()
+        return
+    theirs = case["outputs"]["rollout_is_weights"]
+    if kw["rollout_is_threshold"] in (1e9, "1e-12_1e12"):
+        # e^±30 are in the inputs: the ±20 clamp on the log-weight is what shows here
+        assert theirs.max() == pytest.approx(math.exp(20), rel=1e-6)
+    # exp of an exact log-ratio: a relative error of an ulp of the input dtype (the weights
+    # span e^-20 … e^20, so atol is not scaled by the largest)
+    np.testing.assert_allclose(ours, theirs, **tol(theirs.dtype))
+
+
+@pytest.mark.parametrize("case", cases("trl", "GRPOTrainer._generate_and_score_completions "
+                                       "(vLLM importance sampling)"))
+def test_rollout_is_weights_are_trls_vllm_correction_but_0_on_padding_and_one_sided(case):
+    """TRL 1.16.0 truncates at clip_max (and clip_min, when set) or zeroes outside
+    [clip_min, clip_max]; its token-level weight on padding is 1 (e^0) and its sequence weights
+    are [B, 1]; it does not clamp the log-ratio (the inputs stay within ±5 per token)."""
+    i, kw = case["inputs"], case["kwargs"]
+    m = i["completion_mask"]
+    real = m != 0
+    level, how = kw["vllm_importance_sampling_mode"].split("_")
+    low, high = kw["vllm_importance_sampling_clip_min"], kw["vllm_importance_sampling_clip_max"]
+    theirs = case["outputs"]["vllm_importance_sampling_ratio"]
+    if how == "truncate":
+        ours = rollout_is_weights(i["old_per_token_logps"], i["sampling_per_token_logps"], m,
+                                  level=level, threshold=high)
+        if low is not None:  # TRL also clips from below; TIS here has no lower bound
+            ours = np.where(real, np.maximum(ours, low), 0)
+    else:  # an IcePop band; no lower bound is any positive one (every weight is > e^-20)
+        ours = rollout_is_weights(i["old_per_token_logps"], i["sampling_per_token_logps"], m,
+                                  level=level, threshold=(low or 1e-30, high))
+    if level == "sequence":
+        assert theirs.shape == (m.shape[0], 1)
+        theirs = np.where(real, theirs, 0)
+    else:
+        assert np.all(theirs[~real] == 1)  # e^0 on padding: the loss's mask removes it
+        theirs = np.where(real, theirs, 0)
+    close(ours, theirs)
+
+
+@pytest.mark.parametrize("case", cases("trl", "GRPOTrainer.get_off_policy_mask"))
+def test_off_policy_sequence_mask_equals_trls_get_off_policy_mask(case):
+    i = case["inputs"]
+    ours = off_policy_sequence_mask(i["advantages"], i["per_token_logps"],
+                                    i["sampling_per_token_logps"], i["mask"],
+                                    case["kwargs"]["off_policy_threshold"])
+    theirs = case["outputs"]["off_policy_mask"]
+    assert ours.shape == theirs.shape == (i["mask"].shape[0], 1)
+    np.testing.assert_array_equal(ours, theirs)
+    if i["mask"].shape[0] > 6:
+        adv = i["advantages"][:, 0]
+        # some negative-advantage rows are dropped, and only those
+        assert theirs[adv >= 0].all() and (theirs[:, 0] == 0).any()
+        assert np.all(adv[theirs[:, 0] == 0] < 0)
+
+
+OFFPOLICY_DEFAULTS = {
+    "verl": {
+        "verl/trainer/config/algorithm/rollout_correction.yaml:rollout_is_threshold": 2.0,
+        "verl/trainer/config/algorithm/rollout_correction.yaml:rollout_is_batch_normalize": False,
+        "verl/trainer/config/algorithm/rollout_correction.yaml:rollout_rs": None,
+    },
+    "trl": {
+        "GRPOConfig.vllm_importance_sampling_clip_min": None,
+        "GRPOConfig.off_policy_mask_threshold": None,
+    },
+    "openrlhf": {
+        "--algo.advantage.is_correction_level": "off",
+        "--algo.advantage.is_correction_mode": "mask",
+        "--algo.advantage.is_correction_gating": "ratio",
+        "--algo.advantage.is_correction_threshold": [0.5, 5.0],
+    },
+}
+
+
+@pytest.mark.parametrize(("key", "name"),
+                         [(k, n) for k, d in OFFPOLICY_DEFAULTS.items() for n in d],
+                         ids=lambda x: x)
+def test_each_default_the_offpolicy_docstrings_state_is_the_pinned_librarys(key, name):
+    recorded = vectors(key)["defaults"][name]
+    assert recorded["value"] == OFFPOLICY_DEFAULTS[key][name], recorded

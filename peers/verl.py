@@ -439,5 +439,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                      f"{' no token' if 'full' not in layouts else ''}")
             policy_loss_case("compute_policy_loss_kl_cov", label, kwargs, inputs)
     v.defaults.update(yaml_keys(wheel, config + "actor/actor.yaml", "tau_pos", "tau_neg",
-                                "policy_loss.kl_cov_ratio", "policy_loss.ppo_kl_coef"))
+                                "policy_loss.loss_mode", "policy_loss.kl_cov_ratio",
+                                "policy_loss.ppo_kl_coef", "policy_loss.clip_cov_lb",
+                                "policy_loss.clip_cov_ub"))
     return v.data()

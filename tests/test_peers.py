@@ -884,11 +884,10 @@ def test_sapo_loss_equals_trl_with_float32_temperatures_and_empty_rows_counted(c
 def test_sapo_and_kl_cov_defaults_the_docstrings_state_are_the_pinned_librarys():
     actor = "verl/trainer/config/actor/actor.yaml:"
     verl = vectors("verl")["defaults"]
-    assert {k: verl[actor + k]["value"] for k in ("tau_pos", "tau_neg",
-                                                   "policy_loss.kl_cov_ratio",
-                                                   "policy_loss.ppo_kl_coef")} == {
-        "tau_pos": 1.0, "tau_neg": 1.05, "policy_loss.kl_cov_ratio": 0.0002,
-        "policy_loss.ppo_kl_coef": 0.1}
+    stated = {"tau_pos": 1.0, "tau_neg": 1.05, "policy_loss.loss_mode": "vanilla",
+              "policy_loss.kl_cov_ratio": 0.0002, "policy_loss.ppo_kl_coef": 0.1,
+              "policy_loss.clip_cov_lb": 1.0, "policy_loss.clip_cov_ub": 5.0}
+    assert {k: verl[actor + k]["value"] for k in stated} == stated
     trl = vectors("trl")["defaults"]
     assert trl["GRPOConfig.sapo_temperature_pos"]["value"] == 1.0
     assert trl["GRPOConfig.sapo_temperature_neg"]["value"] == 1.05

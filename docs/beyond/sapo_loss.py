@@ -44,8 +44,6 @@ def sapo_loss(new_logprobs, old_logprobs, advantages, mask,
 
 
 # --8<-- [start:test]
-import math
-
 # One token at ratio ρ. Its weight: −∂loss/∂log π ÷ Â, the share of the
 # policy gradient Â·∇log π it gets (1 on policy), by a central difference.
 mask = torch.ones(1, 1, dtype=torch.float64)
@@ -63,8 +61,9 @@ def weight(loss_fn, rho, adv, **kw):
     """−∂loss/∂log π ÷ Â for one token at ratio ρ."""
     h = 1e-6
     a = torch.tensor([adv], dtype=torch.float64)
-    up = loss_fn(old + math.log(rho) + h, old, a, mask, **kw)
-    down = loss_fn(old + math.log(rho) - h, old, a, mask, **kw)
+    log_rho = torch.tensor(rho, dtype=torch.float64).log()
+    up = loss_fn(old + log_rho + h, old, a, mask, **kw)
+    down = loss_fn(old + log_rho - h, old, a, mask, **kw)
     return -((up - down) / (2 * h)).item() / adv + 0.0
 
 

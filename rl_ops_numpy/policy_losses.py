@@ -183,7 +183,10 @@ def kl_cov_loss(
     Returns:
         The loss as a Python float, computed in float64; 0.0 for a batch with no response token.
         Tokens of equal covariance at the cut are taken in row-major order here; ``torch.topk``
-        leaves the order of ties unspecified.
+        leaves the order of ties unspecified. Ties are not rare: with exactly two response
+        tokens the two terms are always equal, and with ``[B]`` advantages the tokens of a
+        batch's only response all have ``C = 0``; rounding then decides which token a library
+        penalises.
 
     verl 0.9.1's ``compute_policy_loss_kl_cov`` (``verl/trainer/ppo/core_algos.py``) is this
     function, on the tokens of one call (in its actor, one micro-batch): ``k_ratio`` is

@@ -235,6 +235,15 @@ def test_equal_covariance_terms_at_the_cut_are_taken_in_row_major_order():
     assert gap == pytest.approx((0.1 + 0.2) / 6)  # ⌊6 × 0.34⌋ = 2: the first two
 
 
+def test_with_two_response_tokens_the_two_covariance_terms_are_always_equal():
+    # (a0 − ā) = −(a1 − ā) and (l0 − l̄) = −(l1 − l̄): the products tie, whatever the values
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        a, lp = rng.normal(size=2), rng.normal(size=2)
+        c = (a - a.mean()) * (lp - lp.mean())
+        assert c[0] == pytest.approx(c[1], rel=1e-12)
+
+
 def test_kl_cov_loss_ignores_padding_whatever_it_holds_and_is_zero_without_tokens():
     new, old, adv, m = page_example()
     new, old = new.copy(), old.copy()

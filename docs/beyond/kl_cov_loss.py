@@ -112,12 +112,14 @@ REFERENCE = "kl_cov_loss"  # rl_ops_numpy's function: Check compares with it
 
 def inputs(draw):  # one random case: the arguments, in parameter order
     B, T = draw.size()  # batch, response length
-    new = draw.normal((B, T), 1.0, -2.0)
-    # one advantage per token: with [B] ones, a batch whose tokens all come from one
-    # response has every covariance term 0, a tie topk may break either way
+    new, mask = draw.normal((B, T), 1.0, -2.0), draw.mask(B, T)
+    # No ties at the cut, which topk may break either way: one advantage per token (with [B]
+    # ones, the tokens of a single response all have C = 0), and with exactly two response
+    # tokens, whose two terms are always equal, both are taken.
+    k_ratio = 1.0 if mask.sum() == 2 else draw.choice([2e-4, 0.1, 0.3, 0.5])
     return {"new_logprobs": new, "old_logprobs": new - draw.normal((B, T), 0.3),
-            "advantages": draw.normal((B, T)), "mask": draw.mask(B, T),
-            "k_ratio": draw.choice([2e-4, 0.1, 0.3, 0.5]), "kl_coef": draw.choice([1.0, 0.1])}
+            "advantages": draw.normal((B, T)), "mask": mask, "k_ratio": k_ratio,
+            "kl_coef": draw.choice([1.0, 0.1])}
 # --8<-- [end:check]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import types
 import typing
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -358,6 +359,12 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.defaults.update(argparse_options(
         cli, "--algo.advantage.is_correction_mode", "--algo.advantage.is_correction_gating",
         "--algo.advantage.is_correction_threshold"))
+
+    # ---- SAPO and KL-Cov: the wheel has neither ---------------------------------------------
+    with zipfile.ZipFile(wheel) as z:
+        files = sorted(n for n in z.namelist() if n.endswith(".py") and any(
+            word in z.read(n).decode("utf-8").lower() for word in ("sapo", "kl_cov")))
+    v.defaults["files mentioning sapo or kl_cov"] = {"value": files, "module": "*", "line": 0}
     return v.data()
 
 

@@ -469,4 +469,57 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                 v.case(name, f"{dtype} {mode} clip_min={clip_min} clip_max={clip_max}", kwargs,
                        inputs, run)
     v.defaults.update(dataclass_fields(grpo, "GRPOConfig", "vllm_importance_sampling_clip_min"))
+
+    # ---- SAPO: _compute_loss with loss_type "sapo", value and gradient -----------------------
+    v.operator(
+        "GRPOTrainer._compute_loss (sapo)", gr.where("GRPOTrainer._compute_loss"),
+        "called whole on the stand-in self of the GRPO cases with loss_type 'sapo' and "
+        "args.sapo_temperature_pos / _neg (beta 0, one process, one step, no vLLM, "
+        "importance_sampling_level 'token'); grad_per_token_logps is d loss / d "
+        "per_token_logps by autograd",
+    )
+    for dtype in DTYPES:
+        dt = DTYPES[dtype]
+        for seed, (tau_pos, tau_neg) in enumerate([(1.0, 1.05), (0.5, 3.0)]):
+            rng = np.random.default_rng(2600 + seed)
+            m = mask(ALL_LAYOUTS, dt)
+            B, T = m.shape  # batch, response length
+            old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
+            new = (old + log_ratio_extremes(rng, (B, T), dt) / 6).astype(dt)
+            adv = grid(rng, B, 1.0, dt)
+            adv[0], adv[1] = -1.0, 0.0
+            inputs = {"per_token_logps": new, "old_per_token_logps": old, "advantages": adv,
+                      "completion_mask": m}
+            kwargs = {"loss_type": "sapo", "sapo_temperature_pos": tau_pos,
+                      "sapo_temperature_neg": tau_neg}
+
+            def run(inputs=inputs, kwargs=kwargs):
+                logps = tensor(inputs["per_token_logps"], grad=True)
+                cm = tensor(inputs["completion_mask"])
+                B, T = cm.shape
+                batch = {
+                    "prompt_ids": torch.zeros((B, 0), dtype=torch.long),
+                    "prompt_mask": torch.zeros((B, 0), dtype=torch.long),
+                    "completion_ids": torch.zeros((B, T), dtype=torch.long),
+                    "completion_mask": cm, "advantages": tensor(inputs["advantages"]),
+                    "old_per_token_logps": tensor(inputs["old_per_token_logps"]),
+                    "num_items_in_batch": cm.sum(),
+                }
+                me = _GRPOSelf(logps, loss_type="sapo", epsilon_low=0.2, epsilon_high=0.2,
+                               beta=0.0, use_bias_correction_kl=True, max_completion_length=T)
+                me.args.sapo_temperature_pos = kwargs["sapo_temperature_pos"]
+                me.args.sapo_temperature_neg = kwargs["sapo_temperature_neg"]
+                loss = lib["compute_loss"](me, None, batch)
+                loss.backward()
+                return {"loss": loss, "grad_per_token_logps": logps.grad}
+
+            v.case("GRPOTrainer._compute_loss (sapo)",
+                   f"{dtype} sapo_temperature_pos={tau_pos} sapo_temperature_neg={tau_neg}",
+                   kwargs, inputs, run)
+    v.defaults.update(dataclass_fields(grpo, "GRPOConfig", "sapo_temperature_pos",
+                                       "sapo_temperature_neg"))
+    with zipfile.ZipFile(wheel) as z:
+        files = sorted(n for n in z.namelist() if n.endswith(".py")
+                       and "kl_cov" in z.read(n).decode("utf-8").lower())
+    v.defaults["files mentioning kl_cov"] = {"value": files, "module": "*", "line": 0}
     return v.data()

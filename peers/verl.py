@@ -519,4 +519,94 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                            f"rollout_is_threshold={threshold}", kwargs, inputs, run)
     v.defaults.update(yaml_keys(wheel, config + "algorithm/rollout_correction.yaml",
                                 "rollout_is_batch_normalize", "bypass_mode"))
+
+    # ---- SAPO and KL-Cov: value and gradient ---------------------------------------------------
+    sapo_ns = ca.define(
+        {"torch": torch, "verl_F": types.SimpleNamespace(**{k: f[k] for k in tf.lifted}),
+         "Optional": Optional, "Any": Any, "AlgoConfig": AlgoConfig, "ActorConfig": ActorConfig},
+        "agg_loss", "compute_policy_loss_sapo", "compute_policy_loss_kl_cov")
+
+    def sapo_config(**fields: Any) -> ActorConfig:
+        """The ActorConfig stand-in with SAPO's temperatures and KL-Cov's policy_loss fields."""
+        config = ActorConfig(0.2)
+        config.tau_pos, config.tau_neg = fields.get("tau_pos"), fields.get("tau_neg")
+        config.policy_loss = types.SimpleNamespace(kl_cov_ratio=fields.get("kl_cov_ratio"),
+                                                   ppo_kl_coef=fields.get("ppo_kl_coef"))
+        return config
+
+    def policy_loss_case(name: str, label: str, kwargs: dict[str, Any],
+                         inputs: dict[str, Any]) -> None:
+        def run(inputs=inputs, kwargs=kwargs):
+            lp = tensor(inputs["log_prob"], grad=True)
+            loss, _ = sapo_ns[name](
+                tensor(inputs["old_log_prob"]), lp, tensor(inputs["advantages"]),
+                tensor(inputs["response_mask"]), loss_agg_mode=kwargs["loss_agg_mode"],
+                config=sapo_config(**kwargs))
+            loss.backward()
+            return {"pg_loss": loss, "grad_log_prob": lp.grad}
+
+        v.case(name, label, kwargs, inputs, run)
+
+    v.operator("compute_policy_loss_sapo", ca.where("compute_policy_loss_sapo"),
+               "config: ActorConfig stand-in holding tau_pos, tau_neg (global_batch_info {} = "
+               "one process); advantages [B, T] (a per-response advantage repeated over its "
+               "row where the case says so); outputs: pg_loss and grad_log_prob, d pg_loss / "
+               "d log_prob by autograd")
+    for dtype in DTYPES:
+        for seed, (tau_pos, tau_neg, per_token, layouts) in enumerate([
+            (1.0, 1.05, False, ALL_LAYOUTS), (1.0, 1.05, True, ALL_LAYOUTS),
+            (0.5, 3.0, False, ALL_LAYOUTS), (1.0, 1.05, False, ["empty", "empty"]),
+        ]):
+            c = _case_inputs(2400 + seed, dtype, layouts)
+            shape = (c["B"], c["T"])
+            old = (grid(c["rng"], shape, 1.0, c["dt"]) - 2.0).astype(c["dt"])
+            new = (old + log_ratio_extremes(c["rng"], shape, c["dt"])).astype(c["dt"])
+            if per_token:
+                adv = grid(c["rng"], shape, 1.0, c["dt"])
+            else:
+                adv = np.repeat(grid(c["rng"], (c["B"], 1), 1.0, c["dt"]), c["T"], axis=1)
+                adv[1] = 0.0  # Â = 0 takes τ_neg (and gives 0)
+            adv[0, :4] = [1.0, -1.0, -1.0, 1.0]  # both signs at log-ratios 5, −5, 30, −30
+            inputs = {"old_log_prob": old, "log_prob": new, "advantages": adv,
+                      "response_mask": c["mask"]}
+            kwargs = {"tau_pos": tau_pos, "tau_neg": tau_neg, "loss_agg_mode": "token-mean"}
+            label = (f"{dtype} tau_pos={tau_pos} tau_neg={tau_neg}"
+                     f"{' per-token advantages' if per_token else ''}"
+                     f"{' no token' if layouts != ALL_LAYOUTS else ''}")
+            policy_loss_case("compute_policy_loss_sapo", label, kwargs, inputs)
+
+    v.operator("compute_policy_loss_kl_cov", ca.where("compute_policy_loss_kl_cov"),
+               "config: ActorConfig stand-in whose policy_loss holds kl_cov_ratio and "
+               "ppo_kl_coef (global_batch_info {} = one process); two rows of each layout; "
+               "advantages [B, T]; outputs: pg_loss and grad_log_prob, d pg_loss / d log_prob "
+               "by autograd")
+    for dtype in DTYPES:
+        for seed, (ratio, coef, mode, per_token, layouts) in enumerate([
+            (0.0002, 1.0, "token-mean", False, ALL_LAYOUTS * 2),
+            (0.25, 0.1, "token-mean", False, ALL_LAYOUTS * 2),
+            (0.1, 1.0, "token-mean", True, ALL_LAYOUTS * 2),
+            (0.25, 1.0, "seq-mean-token-mean", False, ALL_LAYOUTS * 2),
+            (0.25, 1.0, "token-mean", False, ["empty", "empty"]),
+        ]):
+            c = _case_inputs(2500 + seed, dtype, layouts)
+            shape = (c["B"], c["T"])
+            new = (grid(c["rng"], shape, 1.0, c["dt"]) - 2.0).astype(c["dt"])
+            log_ratio = grid(c["rng"], shape, 0.3, c["dt"])
+            log_ratio[:, 0] = 0.0  # tokens that have not moved: |log ρ| = 0 and sign(0) = 0
+            old = (new - log_ratio).astype(c["dt"])
+            if per_token:
+                adv = grid(c["rng"], shape, 1.0, c["dt"])
+            else:
+                adv = np.repeat(grid(c["rng"], (c["B"], 1), 1.0, c["dt"]), c["T"], axis=1)
+            inputs = {"old_log_prob": old, "log_prob": new, "advantages": adv,
+                      "response_mask": c["mask"]}
+            kwargs = {"kl_cov_ratio": ratio, "ppo_kl_coef": coef, "loss_agg_mode": mode}
+            label = (f"{dtype} kl_cov_ratio={ratio} ppo_kl_coef={coef} {mode}"
+                     f"{' per-token advantages' if per_token else ''}"
+                     f"{' no token' if 'full' not in layouts else ''}")
+            policy_loss_case("compute_policy_loss_kl_cov", label, kwargs, inputs)
+    v.defaults.update(yaml_keys(wheel, config + "actor/actor.yaml", "tau_pos", "tau_neg",
+                                "policy_loss.loss_mode", "policy_loss.kl_cov_ratio",
+                                "policy_loss.ppo_kl_coef", "policy_loss.clip_cov_lb",
+                                "policy_loss.clip_cov_ub"))
     return v.data()

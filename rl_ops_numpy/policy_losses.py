@@ -11,4 +11,210 @@ What the docstrings say about verl, TRL and OpenRLHF is true of the versions pin
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import numpy as np
+import numpy.typing as npt
+
+from ._validate import as_float_arrays, bool_mask, check_ndim, check_same_shape, number
+from .grpo import _aggregate, _check_mode
+
+__all__: list[str] = ["kl_cov_loss", "sapo_loss"]
+
+
+# ---- SAPO and KL-Cov ----------------------------------------------------------------------------
+
+
+def _sapo_kl_cov_arrays(
+    new_logprobs: npt.ArrayLike,
+    old_logprobs: npt.ArrayLike,
+    advantages: npt.ArrayLike,
+    mask: npt.ArrayLike,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(new, old, advantages, real)``: float64 ``[B, T]`` arrays (advantages ``[B]`` broadcast
+    over each row's tokens) and the boolean mask, after the shape and value checks."""
+    named = {"new_logprobs": new_logprobs, "old_logprobs": old_logprobs,
+             "advantages": advantages, "mask": mask}
+    new, old, adv, m = as_float_arrays(**named)
+    check_same_shape(new_logprobs=new, old_logprobs=old, mask=m)
+    check_ndim(2, new_logprobs=new)
+    B, T = new.shape  # batch, response length
+    if adv.ndim == 1:
+        if adv.shape[0] != B:
+            raise ValueError(
+                f"shapes disagree: advantages [{adv.shape[0]}] needs one advantage per row of "
+                f"new_logprobs [{B}, {T}]"
+            )
+        adv = adv[:, None]  # [B, 1]: one advantage per response, broadcast over its tokens
+    elif adv.ndim == 2:
+        check_same_shape(new_logprobs=new, advantages=adv)
+    else:
+        check_ndim(2, shape="[B] or [B, T]", advantages=adv)
+    real = bool_mask(m, "mask")
+    f64 = np.float64
+    return (new.astype(f64), old.astype(f64), np.broadcast_to(adv, (B, T)).astype(f64), real)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """σ(x) = 1 / (1 + e^{−x}) without overflow for any x."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def sapo_loss(
+    new_logprobs: npt.ArrayLike,
+    old_logprobs: npt.ArrayLike,
+    advantages: npt.ArrayLike,
+    mask: npt.ArrayLike,
+    *,
+    tau_pos: float = 1.0,
+    tau_neg: float = 1.05,
+) -> float:
+    r"""SAPO's policy loss: a soft sigmoid gate on the ratio in place of PPO's hard clip.
+
+    $$\ell_{bt} = -\hat A_{bt}\,f_{\tau_{bt}}(\rho_{bt}),\qquad
+      f_\tau(\rho) = \frac{4}{\tau}\,\sigma\big(\tau(\rho - 1)\big),\qquad
+      \tau_{bt} = \begin{cases}\tau_{\text{pos}} & \hat A_{bt} > 0\\
+      \tau_{\text{neg}} & \hat A_{bt} \le 0\end{cases}$$
+
+    $$\rho = e^{\operatorname{clip}(\log\pi_\theta - \log\pi_{\text{old}},\,-20,\,20)},\qquad
+      \mathcal L = \frac{1}{|\mathcal B|}\sum_{b\in\mathcal B}\frac{1}{n_b}\sum_t m_{bt}\,
+      \ell_{bt}$$
+
+    (``"seq-mean-token-mean"``: $n_b = \sum_t m_{bt}$, $\mathcal B$ the rows with $n_b > 0$.)
+
+    The gradient is what the gate is for. Per token,
+    $\partial\ell/\partial\log\pi_\theta = -\hat A\,\rho\,4\sigma(1-\sigma)
+    = -\hat A\,\rho\,\operatorname{sech}^2\!\big(\tau(\rho-1)/2\big)$: at $\rho = 1$ it is
+    $-\hat A$ for every τ (the $4/\tau$ makes the slope there 1, so on policy SAPO's gradient is
+    the plain policy gradient), and it decays smoothly as ρ leaves 1, where PPO's clip drops it to
+    0 at $1 \pm \epsilon$. A larger τ narrows the gate; $\tau_{\text{neg}} > \tau_{\text{pos}}$
+    makes the gradient of negative-advantage tokens decay faster. The value is not PPO's: on
+    policy it is $-2\hat A/\tau$ per token.
+
+    Args:
+        new_logprobs: ``[B, T]`` log-probs of the sampled tokens under the current policy.
+        old_logprobs: ``[B, T]`` under the policy that sampled them.
+        advantages: ``[B]`` one per response, broadcast over its tokens, or ``[B, T]``.
+        mask: ``[B, T]``, 1 on response tokens.
+        tau_pos: τ > 0 of tokens with ``Â > 0``.
+        tau_neg: τ > 0 of tokens with ``Â ≤ 0``.
+
+    Returns:
+        The loss as a Python float, computed in float64; 0.0 for a batch with no response token.
+        Padding is ignored whatever it holds.
+
+    verl 0.9.1's ``compute_policy_loss_sapo`` (``verl/trainer/ppo/core_algos.py``) is this
+    function: ``tau_pos`` / ``tau_neg`` are the actor config's (1.0 and 1.05 in
+    ``actor.yaml``), it clamps the log-ratio to ``[−20, 20]`` before ``exp``, and it always
+    aggregates with ``"seq-mean-token-mean"``, whatever ``loss_agg_mode`` it is given (the
+    actor's, "token-mean" by default, is ignored). It divides each row by ``n_b + 1e-8``, and a
+    batch with no response token gives NaN (0/0). TRL 1.16.0's ``GRPOTrainer._compute_loss``
+    with ``loss_type="sapo"`` computes the same gate (``sapo_temperature_pos = 1.0``,
+    ``sapo_temperature_neg = 1.05``), with three differences: it does not clamp the log-ratio;
+    it makes the temperatures with ``torch.where`` of two Python floats, so they are float32
+    even for float64 log-probs (1.05 becomes 1.0499999523); and its mean over rows counts a
+    row with no response token as a 0 (``mask.sum(-1).clamp(min=1)``, then ``.mean()`` over
+    all ``B`` rows). Its ratio is per sequence when ``importance_sampling_level="sequence"``
+    (default "token"). OpenRLHF 0.11.2 has no SAPO (``--actor.policy_loss_type`` is "ppo" or
+    "gspo").
+    """
+    tau_pos = number("tau_pos", tau_pos, low=0, above=True)
+    tau_neg = number("tau_neg", tau_neg, low=0, above=True)
+    new, old, adv, real = _sapo_kl_cov_arrays(new_logprobs, old_logprobs, advantages, mask)
+    with np.errstate(invalid="ignore"):  # whatever padding holds is dropped here
+        # log ρ = clip(log π_θ − log π_old, −20, 20), 0 on padding
+        log_ratio = np.where(real, np.clip(new - old, -20.0, 20.0), 0.0)
+    # ρ = e^{log ρ}
+    ratio = np.exp(log_ratio)
+    # τ = τ_pos where Â > 0, τ_neg elsewhere
+    tau = np.where(adv > 0, tau_pos, tau_neg)
+    # f_τ(ρ) = σ(τ(ρ − 1))·4/τ
+    gate = _sigmoid(tau * (ratio - 1.0)) * (4.0 / tau)
+    # ℓ = −Â·f_τ(ρ), the mean over each response's tokens, then over responses
+    return _aggregate(-adv * gate, real, "seq-mean-token-mean", None)
+
+
+def kl_cov_loss(
+    new_logprobs: npt.ArrayLike,
+    old_logprobs: npt.ArrayLike,
+    advantages: npt.ArrayLike,
+    mask: npt.ArrayLike,
+    *,
+    k_ratio: float = 2e-4,
+    kl_coef: float = 1.0,
+    loss_agg_mode: str = "token-mean",
+) -> float:
+    r"""KL-Cov: the unclipped policy-gradient loss, with a KL penalty on the few tokens whose
+    advantage and log-prob covary most.
+
+    $$C_{bt} = \big(\hat A_{bt} - \bar A\big)\big(\log\pi_\theta(y_{bt}) - \overline{\log\pi}\big),
+      \qquad \bar A = \frac{\sum m\,\hat A}{\sum m},\quad
+      \overline{\log\pi} = \frac{\sum m \log\pi_\theta}{\sum m}$$
+
+    $$\ell_{bt} = -\hat A_{bt}\,\rho_{bt} + \mathbb 1[(b,t)\in S]\;c\,\lvert\log\rho_{bt}\rvert,
+      \qquad S = \operatorname{top-}k\ \text{of}\ C\ \text{over the response tokens},\quad
+      k = \max\big(1, \lfloor N\cdot k_{\text{ratio}} \rfloor\big)$$
+
+    with $N = \sum m$ the response tokens, $\rho = e^{\log\pi_\theta - \log\pi_{\text{old}}}$ and
+    $c$ ``kl_coef``; the loss is ``aggregate_loss(ℓ, mask, loss_agg_mode)``.
+
+    Why these tokens (Cui et al., 2025): under a policy-gradient step on a softmax policy, the
+    entropy changes by about $-\eta\,\operatorname{Cov}(\log\pi, \hat A)$ (the natural-gradient
+    form; plain gradient weighs it by π). The product $C_{bt}$ is each token's share of that
+    covariance: large for a likely token with a high advantage and for an unlikely token with a
+    low one, the updates that sharpen the distribution. Penalising $|\log\rho|$ on those few
+    tokens holds them near $\pi_{\text{old}}$, which keeps the entropy from collapsing; the
+    other tokens get the plain $-\hat A\rho$, with no clip. The penalty's gradient is
+    $c\,\operatorname{sign}(\log\rho)$: 0 while a token has not moved, then a pull of constant
+    size back toward $\pi_{\text{old}}$. The selection carries no gradient (``log π`` is
+    detached in $C$).
+
+    Args:
+        new_logprobs: ``[B, T]`` log-probs of the sampled tokens under the current policy; the
+            covariance uses these, not the old ones.
+        old_logprobs: ``[B, T]`` under the policy that sampled them.
+        advantages: ``[B]`` one per response, broadcast over its tokens, or ``[B, T]``. The
+            means are over response tokens, so a ``[B]`` advantage counts once per token.
+        mask: ``[B, T]``, 1 on response tokens.
+        k_ratio: fraction in (0, 1] of the response tokens penalised, rounded down (Python's
+            ``int(N * k_ratio)``), at least one.
+        kl_coef: c ≥ 0.
+        loss_agg_mode: one of :func:`aggregate_loss`'s five modes.
+
+    Returns:
+        The loss as a Python float, computed in float64; 0.0 for a batch with no response token.
+        Tokens of equal covariance at the cut are taken in row-major order here; ``torch.topk``
+        leaves the order of ties unspecified. Ties are not rare: with exactly two response
+        tokens the two terms are always equal, and with ``[B]`` advantages the tokens of a
+        batch's only response all have ``C = 0``; rounding then decides which token a library
+        penalises.
+
+    verl 0.9.1's ``compute_policy_loss_kl_cov`` (``verl/trainer/ppo/core_algos.py``) is this
+    function, on the tokens of one call (in its actor, one micro-batch): ``k_ratio`` is
+    ``policy_loss.kl_cov_ratio`` (0.0002 in ``actor.yaml``, so one token per micro-batch of
+    fewer than 10,000 tokens) and ``kl_coef`` is ``policy_loss.ppo_kl_coef`` (0.1 in
+    ``actor.yaml``; 1.0 is only the function's fallback when the config holds None);
+    ``loss_agg_mode`` is the actor's (default "token-mean"). It does not clamp the log-ratio,
+    and a batch with no response token gives NaN in "token-mean" (0/0). TRL 1.16.0 and
+    OpenRLHF 0.11.2 have no KL-Cov.
+    """
+    k_ratio = number("k_ratio", k_ratio, low=0, high=1, above=True)
+    kl_coef = number("kl_coef", kl_coef, low=0)
+    loss_agg_mode = _check_mode(loss_agg_mode)
+    new, old, adv, real = _sapo_kl_cov_arrays(new_logprobs, old_logprobs, advantages, mask)
+    with np.errstate(invalid="ignore"):  # whatever padding holds is dropped here
+        # log ρ = log π_θ − log π_old, 0 on padding
+        log_ratio = np.where(real, new - old, 0.0)
+    # ℓ = −Â·ρ, no clip
+    loss = -adv * np.exp(log_ratio)  # [B, T]
+    valid = np.flatnonzero(real)  # [N] flat positions of the response tokens, row-major
+    if valid.size:
+        a, logp = adv.ravel()[valid], new.ravel()[valid]  # [N] each
+        # C = (Â − mean Â)(log π − mean log π), means over the response tokens
+        cov = (a - a.mean()) * (logp - logp.mean())
+        # k = max(1, ⌊N·k_ratio⌋)
+        k = max(1, int(valid.size * k_ratio))
+        # S: the k largest C (ties in row-major order)
+        chosen = valid[np.argsort(-cov, kind="stable")[:k]]
+        # + c·|log ρ| on S
+        loss.ravel()[chosen] += kl_coef * np.abs(log_ratio.ravel()[chosen])
+    return _aggregate(loss, real, loss_agg_mode, None)

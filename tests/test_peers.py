@@ -35,6 +35,7 @@ from rl_ops_numpy import (
     group_advantages,
     grpo_policy_loss,
     informative_groups,
+    kl_cov_loss,
     kl_estimators,
     last_token_index,
     masked_whiten,
@@ -45,6 +46,7 @@ from rl_ops_numpy import (
     reward_model_loss,
     rloo_advantages,
     rollout_is_weights,
+    sapo_loss,
     shape_token_rewards,
     token_logprobs,
     value_clipped_loss,
@@ -984,3 +986,139 @@ OFFPOLICY_DEFAULTS = {
 def test_each_default_the_offpolicy_docstrings_state_is_the_pinned_librarys(key, name):
     recorded = vectors(key)["defaults"][name]
     assert recorded["value"] == OFFPOLICY_DEFAULTS[key][name], recorded
+# ---- SAPO and KL-Cov (sapo_loss, kl_cov_loss) ---------------------------------------------------
+
+
+def _lesson_grad(exercise_id: str, new: np.ndarray, *args, **kwargs) -> tuple[float, np.ndarray]:
+    """The lesson's answer on these inputs: its loss, and d loss / d new by autograd."""
+    lp = torch.tensor(new, requires_grad=True)
+    loss = lesson_function(exercise_id)(
+        lp, *[torch.tensor(a) if isinstance(a, np.ndarray) else a for a in args], **kwargs)
+    loss.backward()
+    return loss.item(), lp.grad.numpy()
+
+
+def _sapo_token_mean(case: dict) -> float:
+    """SAPO's per-token loss aggregated by "token-mean" (the mode the cases hand verl)."""
+    i, kw = case["inputs"], case["kwargs"]
+    adv = i["advantages"].astype(np.float64)
+    ratio = np.exp(np.clip(i["log_prob"] - i["old_log_prob"], -20, 20).astype(np.float64))
+    tau = np.where(adv > 0, kw["tau_pos"], kw["tau_neg"])
+    per_token = -adv * 4 / tau / (1 + np.exp(-tau * (ratio - 1)))
+    return aggregate_loss(per_token, i["response_mask"], "token-mean")
+
+
+@pytest.mark.parametrize("case", cases("verl", "compute_policy_loss_sapo"))
+def test_sapo_loss_equals_verl_which_takes_the_sequence_mean_whatever_loss_agg_mode(case):
+    i, kw = case["inputs"], case["kwargs"]
+    m = i["response_mask"]
+    ours = sapo_loss(i["log_prob"], i["old_log_prob"], i["advantages"], m,
+                     tau_pos=kw["tau_pos"], tau_neg=kw["tau_neg"])
+    theirs = case["outputs"]["pg_loss"]
+    if no_token_gives_nan_there_and_zero_here(m, ours, theirs):
+        return
+    assert np.abs(i["log_prob"] - i["old_log_prob"]).max() == 30  # the clamp at ±20 acts
+    # verl divides each row by n_b + 1e-8
+    close(ours, theirs, rtol=1e-8)
+    # it was handed loss_agg_mode "token-mean" and did not use it
+    assert kw["loss_agg_mode"] == "token-mean"
+    assert abs(_sapo_token_mean(case) - float(theirs)) > 1e-3
+
+
+@pytest.mark.parametrize("case", cases("verl", "compute_policy_loss_sapo"))
+def test_lesson_sapo_loss_has_verls_gradient_clamp_included(case):
+    i, kw = case["inputs"], case["kwargs"]
+    m = i["response_mask"]
+    loss, grad = _lesson_grad("beyond/sapo_loss", i["log_prob"], i["old_log_prob"],
+                              i["advantages"], m, kw["tau_pos"], kw["tau_neg"])
+    theirs = case["outputs"]["grad_log_prob"]
+    # |log ρ| = 30 > 20: verl's clamp leaves no gradient there, and the lesson's neither
+    beyond = np.abs(i["log_prob"] - i["old_log_prob"]) > 20
+    assert not theirs[beyond].any() and not grad[beyond].any()
+    close(grad, theirs, rtol=1e-8)
+    if not m.any():
+        assert loss == 0.0
+
+
+@pytest.mark.parametrize("case", cases("verl", "compute_policy_loss_kl_cov"))
+def test_kl_cov_loss_equals_verl_compute_policy_loss_kl_cov(case):
+    i, kw = case["inputs"], case["kwargs"]
+    m = i["response_mask"]
+    ours = kl_cov_loss(i["log_prob"], i["old_log_prob"], i["advantages"], m,
+                       k_ratio=kw["kl_cov_ratio"], kl_coef=kw["ppo_kl_coef"],
+                       loss_agg_mode=kw["loss_agg_mode"])
+    theirs = case["outputs"]["pg_loss"]
+    if no_token_gives_nan_there_and_zero_here(m, ours, theirs):
+        return
+    # no two covariance terms near the cut: torch.topk and the reference choose the same tokens
+    real = m != 0
+    a, lp = i["advantages"][real].astype(np.float64), i["log_prob"][real].astype(np.float64)
+    cov = np.sort((a - a.mean()) * (lp - lp.mean()))[::-1]
+    k = max(1, int(real.sum() * kw["kl_cov_ratio"]))
+    assert cov[k - 1] - cov[k] > 1e-4
+    # "seq-mean-token-mean": verl divides each row by n_b + 1e-8 (row means of order 1)
+    close(ours, theirs, rtol=1e-8, atol=1e-8)
+    # without the penalty the value differs: the chosen tokens have moved
+    plain = kl_cov_loss(i["log_prob"], i["old_log_prob"], i["advantages"], m,
+                        k_ratio=kw["kl_cov_ratio"], kl_coef=0.0,
+                        loss_agg_mode=kw["loss_agg_mode"])
+    assert abs(plain - float(theirs)) > 1e-4
+
+
+@pytest.mark.parametrize("case", [c for c in cases("verl", "compute_policy_loss_kl_cov")
+                                  if c.values[0]["kwargs"]["loss_agg_mode"] == "token-mean"])
+def test_lesson_kl_cov_loss_has_verls_gradient_and_no_pull_where_log_rho_is_0(case):
+    i, kw = case["inputs"], case["kwargs"]
+    m = i["response_mask"]
+    _, grad = _lesson_grad("beyond/kl_cov_loss", i["log_prob"], i["old_log_prob"],
+                           i["advantages"], m, kw["kl_cov_ratio"], kw["ppo_kl_coef"])
+    theirs = case["outputs"]["grad_log_prob"]
+    close(grad, theirs)
+    if not m.any():
+        return
+    # the penalty's gradient: kl_coef·sign(log ρ)/N on the chosen tokens, nothing elsewhere
+    _, plain = _lesson_grad("beyond/kl_cov_loss", i["log_prob"], i["old_log_prob"],
+                            i["advantages"], m, kw["kl_cov_ratio"], 0.0)
+    log_ratio = (i["log_prob"] - i["old_log_prob"]).astype(np.float64)
+    pull = (theirs - plain) * m.sum() / kw["ppo_kl_coef"]
+    chosen = pull != 0
+    k = max(1, int(m.sum() * kw["kl_cov_ratio"]))
+    unmoved = (log_ratio == 0) & (m != 0)
+    assert chosen.sum() <= k and unmoved.any()
+    close(pull[chosen], np.sign(log_ratio[chosen]), atol=1e-4)
+
+
+@pytest.mark.parametrize("case", cases("trl", "GRPOTrainer._compute_loss (sapo)"))
+def test_sapo_loss_equals_trl_with_float32_temperatures_and_empty_rows_counted(case):
+    """TRL builds the temperatures with torch.where of two Python floats (float32 whatever the
+    log-probs) and averages over all B rows, an empty row counting as 0."""
+    i, kw = case["inputs"], case["kwargs"]
+    m = i["completion_mask"]
+    f32 = {"tau_pos": float(np.float32(kw["sapo_temperature_pos"])),
+           "tau_neg": float(np.float32(kw["sapo_temperature_neg"]))}
+    args = (i["per_token_logps"], i["old_per_token_logps"], i["advantages"], m)
+    B, has = m.shape[0], np.count_nonzero(m.any(axis=1))
+    assert has < B
+    theirs = case["outputs"]["loss"]
+    close(sapo_loss(*args, **f32) * has / B, theirs)
+    exact = sapo_loss(*args, tau_pos=kw["sapo_temperature_pos"],
+                      tau_neg=kw["sapo_temperature_neg"]) * has / B
+    if dtype_of(case) == np.float64 and f32["tau_neg"] != kw["sapo_temperature_neg"]:
+        assert abs(exact - float(theirs)) > 1e-9 * abs(float(theirs))  # 1.05 ≠ float32(1.05)
+    _, grad = _lesson_grad("beyond/sapo_loss", *args, f32["tau_pos"], f32["tau_neg"])
+    close(grad * has / B, case["outputs"]["grad_per_token_logps"])
+
+
+def test_sapo_and_kl_cov_defaults_the_docstrings_state_are_the_pinned_librarys():
+    actor = "verl/trainer/config/actor/actor.yaml:"
+    verl = vectors("verl")["defaults"]
+    stated = {"tau_pos": 1.0, "tau_neg": 1.05, "policy_loss.loss_mode": "vanilla",
+              "policy_loss.kl_cov_ratio": 0.0002, "policy_loss.ppo_kl_coef": 0.1,
+              "policy_loss.clip_cov_lb": 1.0, "policy_loss.clip_cov_ub": 5.0}
+    assert {k: verl[actor + k]["value"] for k in stated} == stated
+    trl = vectors("trl")["defaults"]
+    assert trl["GRPOConfig.sapo_temperature_pos"]["value"] == 1.0
+    assert trl["GRPOConfig.sapo_temperature_neg"]["value"] == 1.05
+    # neither TRL nor OpenRLHF has KL-Cov; OpenRLHF has no SAPO
+    assert trl["files mentioning kl_cov"]["value"] == []
+    assert vectors("openrlhf")["defaults"]["files mentioning sapo or kl_cov"]["value"] == []

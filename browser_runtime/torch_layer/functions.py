@@ -295,6 +295,7 @@ METHOD_FORMS = (
     "std",
     "argmax",
     "argmin",
+    "topk",
     "all",
     "any",
     "cumsum",

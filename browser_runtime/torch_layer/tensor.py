@@ -24,6 +24,7 @@ from __future__ import annotations
 import builtins
 import math
 import numbers
+import operator
 from collections import namedtuple
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -85,6 +86,7 @@ CPU = device("cpu")
 
 MaxResult = namedtuple("max", ["values", "indices"])
 MinResult = namedtuple("min", ["values", "indices"])
+TopkResult = namedtuple("topk", ["values", "indices"])
 
 
 def _return_type_repr(self: tuple) -> str:
@@ -94,6 +96,7 @@ def _return_type_repr(self: tuple) -> str:
 
 MaxResult.__repr__ = _return_type_repr  # type: ignore[method-assign]
 MinResult.__repr__ = _return_type_repr  # type: ignore[method-assign]
+TopkResult.__repr__ = _return_type_repr  # type: ignore[method-assign]
 
 
 def is_scalar(value: object) -> bool:
@@ -798,6 +801,29 @@ class Tensor:
 
     def min(self, dim: Any = None, keepdim: bool = False) -> Any:
         return self._extreme(dim, keepdim, False, "min")
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+        """torch.topk: the ``k`` largest (or smallest) entries along ``dim``, sorted, and their
+        indices. NaN counts as the largest, as in torch; equal values come in index order (torch
+        leaves the order of ties unspecified)."""
+        if self.dtype is dtypes.bool_:
+            raise RuntimeError("topk does not support bool dtypes on CPU")
+        x = self._data.reshape(1) if self.ndim == 0 else self._data
+        axis = normalize_dim(dim, x.ndim)
+        k = operator.index(k)
+        if not 0 <= k <= x.shape[axis]:
+            raise RuntimeError("selected index k out of range")
+        moved = np.moveaxis(x, axis, -1)
+        nan = np.isnan(moved) if moved.dtype.kind == "f" else np.zeros(moved.shape, bool)
+        # sort by (NaN last or first, then the value) along the last axis, ties by index
+        key = np.where(nan, 0, moved).astype(np.float64 if moved.dtype.kind == "f" else np.int64)
+        order = np.lexsort((-key, ~nan) if largest else (key, nan), axis=-1)[..., :k]
+        values = np.take_along_axis(moved, order, axis=-1)
+        values, order = np.moveaxis(values, -1, axis), np.moveaxis(order, -1, axis)
+        if self.ndim == 0:
+            values, order = values.reshape(()), order.reshape(())
+        return TopkResult(Tensor._make(values.copy(order="C")),
+                          Tensor._make(order.astype(np.int64, order="C")))
 
     def amax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         axes = _normalize_dims(dim, self.ndim)

@@ -37,9 +37,6 @@ def cispo_loss(new_logprobs, old_logprobs, advantages, mask,
 
 
 # --8<-- [start:test]
-import math
-
-
 def ppo_loss(new, old, adv, mask, clip_low=0.2, clip_high=0.28):
     """PPO's clipped loss (GRPO Ex. 4), token-mean."""
     ratio = (new - old).exp()
@@ -126,7 +123,8 @@ ZH = {
     "hold_ratio, log π_old moves with log π_θ, so ρ and the detached weight":
         "hold_ratio 为真时 log π_old 随 log π_θ 一起动，ρ 和 detach 掉的权重",
     "stay put: the slope autograd computes.": "都不变：这正是自动求导算出的斜率。",
-    "Two responses of two tokens: Â = +1, then Â = −1": "两条回复，各两个 token：Â 先是 +1，再是 −1",
+    "Two responses of two tokens: Â = +1, then Â = −1":
+        "两条回复，各两个 token：Â 先是 +1，再是 −1",
     "TRL's convention: weight min(ρ, epsilon_high), no floor; epsilon_high = 5":
         "TRL 的约定：权重为 min(ρ, epsilon_high)，没有下界；epsilon_high = 5",
 }

@@ -121,7 +121,11 @@ def gspo_loss(
     the mean over ``B``. With one advantage per response its value and gradient are these
     (empty rows aside); with ``[B, T]`` advantages each token's gradient is the mean over its
     response of what it is here (every token gets the response's mean advantage). Its other
-    loss types sum tokens (it warns), and its default ``loss_type`` is "dapo".
+    loss types sum tokens (it warns), and its default ``loss_type`` is "dapo". OpenRLHF
+    0.11.2's ``PolicyLoss`` with ``policy_loss_type="gspo"`` (``--actor.policy_loss_type``,
+    default "ppo") is TRL's form (one ratio per response, no stop gradient, no cap) with the
+    per-sample mean over rows with tokens, as here; with ``--algo.advantage.is_correction_level``
+    set it takes the ratio against the rollout engine's log-probs instead of the old policy's.
     """
     clip_low = number("clip_low", clip_low, low=0, high=1, above=True)
     clip_high = number("clip_high", clip_high, low=0, above=True)
@@ -194,7 +198,8 @@ def cispo_loss(
     which is this function with ``clip_low=1`` and ``clip_high=epsilon_high − 1``, and it
     aggregates over the tokens of the generation batch (token-mean on one process). Its
     ``epsilon_high`` defaults to ``epsilon`` (0.2): left unset, every weight is at most 0.2;
-    its docstring recommends 5.0.
+    its docstring recommends 5.0. OpenRLHF 0.11.2 has no CISPO (``--actor.policy_loss_type``
+    is "ppo" or "gspo").
     """
     clip_low = number("clip_low", clip_low, low=0, high=1, above=True)
     clip_high = number("clip_high", clip_high, low=0, above=True)

@@ -879,6 +879,28 @@ def test_trl_gspo_with_per_token_advantages_has_another_gradient_than_verls_stop
     assert np.abs(grad - c["outputs"]["grad_per_token_logps"]).max() > 1e-3
 
 
+@pytest.mark.parametrize("case", cases("openrlhf", "PolicyLoss (gspo)"))
+def test_openrlhf_gspo_is_gspo_without_the_stop_gradient_or_the_cap(case):
+    """OpenRLHF 0.11.2 (--actor.policy_loss_type gspo): the per-sample mean over rows with
+    tokens, as verl; like TRL one ratio per response with the gradient through all its tokens
+    (with per-token advantages each token gets the row mean of the lesson's) and no cap."""
+    i, kw, o = case["inputs"], case["kwargs"], case["outputs"]
+    new, old, adv, m = i["log_probs"], i["old_log_probs"], i["advantages"], i["action_mask"]
+    clip = (kw["clip_eps_low"], kw["clip_eps_high"])
+    ours = gspo_loss(new, old, adv, m, clip_low=clip[0], clip_high=clip[1])
+    _, grad = _lesson_loss_and_grad("beyond/gspo_loss", new, old, adv, m, *clip)
+    n = m.sum(axis=1)
+    if "per-token" in case["name"]:
+        grad = m * grad.sum(axis=1, keepdims=True) / np.maximum(n, 1)[:, None]
+    if "mean log-ratio 12" in case["name"]:
+        has = np.count_nonzero(n)
+        assert adv[0, 0] == -1 and n[0] == 8 and not grad[0].any()
+        ours += (np.exp(12.0) - np.exp(10.0)) / has
+        grad[0] = np.exp(12.0) / (has * 8)
+    close(ours, o["loss"], **ROW_EPS)
+    close(grad, o["grad_log_probs"], rtol=1e-8)
+
+
 def _ppo_clipped(ratio, adv, low, high) -> np.ndarray:
     """Where PPO's clip holds (its gradient 0): above 1 + high with Â > 0, below 1 − low with
     Â < 0."""
@@ -945,3 +967,6 @@ def test_gspo_and_cispo_defaults_in_verl_and_trl():
     assert trl["GRPOConfig.epsilon"]["value"] == 0.2
     assert trl["GRPOConfig.epsilon_high"]["value"] is None
     assert trl["GRPOConfig.loss_type"]["value"] == "dapo"
+    openrlhf = vectors("openrlhf")["defaults"]
+    assert openrlhf["--actor.policy_loss_type"]["value"] == "ppo"
+    assert openrlhf["--actor.policy_loss_type choices"]["value"] == ["ppo", "gspo"]  # no CISPO

@@ -365,14 +365,22 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                        and "def masked_whiten(" in z.read(n).decode("utf-8"))
     v.defaults["files defining masked_whiten"] = {"value": files, "module": "*", "line": 0}
     # ---- GSPO and CISPO (beyond/gspo_loss, beyond/cispo_loss) -----------------------------------
-    _gspo_cispo_cases(v, lib)
+    _gspo_cispo_cases(v, lib, pin, wheel)
     return v.data()
 
 
-def _gspo_cispo_cases(v: Vectors, lib: dict[str, Any]) -> None:
+def _gspo_cispo_cases(v: Vectors, lib: dict[str, Any], pin: Pin, wheel: Path) -> None:
     """GRPOTrainer._compute_loss with importance_sampling_level "sequence" (GSPO) and with
     loss_type "cispo": value and gradient, one process, one step."""
     gr = lib["gr"]
+    # what GRPOConfig's help says of epsilon_high for CISPO (the value it recommends)
+    config = Source(pin, wheel, "trl/trainer/grpo_config.py")
+    for node in config.node("GRPOConfig").body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "epsilon_high":
+            field = {k.arg: k.value for k in node.value.keywords}
+            meta = ast.literal_eval(field["metadata"])
+            v.defaults["GRPOConfig.epsilon_high help"] = {
+                "value": meta["help"], "module": config.module_path, "line": node.lineno}
 
     def run_loss(inputs: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         logps = tensor(inputs["per_token_logps"], grad=True)

@@ -967,6 +967,9 @@ def test_gspo_and_cispo_defaults_in_verl_and_trl():
     assert trl["GRPOConfig.epsilon"]["value"] == 0.2
     assert trl["GRPOConfig.epsilon_high"]["value"] is None
     assert trl["GRPOConfig.loss_type"]["value"] == "dapo"
+    # CISPO's ε_max: "the recommended value is `5.0`"
+    assert "loss_type='cispo'" in trl["GRPOConfig.epsilon_high help"]["value"]
+    assert "recommended value is `5.0`" in trl["GRPOConfig.epsilon_high help"]["value"]
     openrlhf = vectors("openrlhf")["defaults"]
     assert openrlhf["--actor.policy_loss_type"]["value"] == "ppo"
     assert openrlhf["--actor.policy_loss_type choices"]["value"] == ["ppo", "gspo"]  # no CISPO

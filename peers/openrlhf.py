@@ -9,6 +9,7 @@ a stand-in ``self`` (the arguments it reads, and its own ``get_advantages_and_re
 
 from __future__ import annotations
 
+import ast
 import itertools
 import types
 import typing
@@ -25,6 +26,7 @@ from .defaults import argparse_options
 from .fetch import Pin
 from .inputs import ALL_LAYOUTS, DTYPES, grid, log_ratio_extremes, mask, scores
 from .lift import Source
+from .verl import _gspo_inputs
 
 _quiet = types.SimpleNamespace(info=lambda *a, **k: None, warning=lambda *a, **k: None)
 
@@ -365,6 +367,8 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         files = sorted(n for n in z.namelist() if n.endswith(".py") and any(
             word in z.read(n).decode("utf-8").lower() for word in ("sapo", "kl_cov")))
     v.defaults["files mentioning sapo or kl_cov"] = {"value": files, "module": "*", "line": 0}
+    # ---- GSPO (beyond/gspo_loss) ----------------------------------------------------------------
+    _gspo_cases(v, f, ml, cli)
     return v.data()
 
 
@@ -374,3 +378,47 @@ def _run_block(block: tuple[Any, dict[str, Any]], **variables: Any) -> dict[str,
     ns = {"torch": torch, **variables}
     exec(code, ns)
     return ns
+
+
+def _gspo_cases(v: Vectors, f: dict[str, Any], ml: Source, cli: Source) -> None:
+    """PolicyLoss(policy_loss_type="gspo"): value and gradient (autograd w.r.t. log_probs), no
+    rollout correction; the inputs are verl's GSPO cases' (:func:`peers.verl._gspo_inputs`)."""
+    flag = "--actor.policy_loss_type"
+    v.defaults.update(argparse_options(cli, flag))
+    for node in ast.walk(cli.tree):  # the policy losses it offers (no CISPO)
+        if (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument"
+                and node.args and getattr(node.args[0], "value", None) == flag):
+            choices = next(k.value for k in node.keywords if k.arg == "choices")
+            v.defaults[f"{flag} choices"] = {"value": ast.literal_eval(choices),
+                                             "module": cli.module_path, "line": node.lineno}
+    v.operator("PolicyLoss (gspo)", ml.where("PolicyLoss"),
+               "PolicyLoss(policy_loss_type='gspo', clip_eps_low, clip_eps_high)(log_probs, "
+               "old_log_probs, advantages, action_mask); is_correction_level 'off'; "
+               "grad_log_probs is d loss / d log_probs by autograd")
+    gspo = [  # (label, clip low, clip high, log-ratios, advantages per token)
+        ("near 1", 3e-4, 4e-4, "near", False),
+        ("near 1 per-token advantages", 3e-4, 4e-4, "near", True),
+        ("far", 0.2, 0.28, "far", False),
+        ("mean log-ratio 12", 0.2, 0.28, "twelve", False),
+    ]
+    for dtype in DTYPES:
+        for seed, (label, low, high, kind, per_token) in enumerate(gspo):
+            dt = DTYPES[dtype]
+            m = mask(ALL_LAYOUTS, dt)
+            c = {"rng": np.random.default_rng(3400 + seed), "dt": dt, "mask": m,
+                 "B": m.shape[0], "T": m.shape[1]}
+            g = _gspo_inputs(c, kind, per_token)
+            inputs = {"log_probs": g["log_prob"], "old_log_probs": g["old_log_prob"],
+                      "advantages": g["advantages"], "action_mask": m}
+            conv = {"policy_loss_type": "gspo", "clip_eps_low": low, "clip_eps_high": high}
+
+            def run(inputs=inputs, conv=conv):
+                log_probs = tensor(inputs["log_probs"], grad=True)
+                loss = f["PolicyLoss"](**conv)(
+                    log_probs, tensor(inputs["old_log_probs"]), tensor(inputs["advantages"]),
+                    tensor(inputs["action_mask"]))[0]
+                loss.backward()
+                return {"loss": loss, "grad_log_probs": log_probs.grad}
+
+            v.case("PolicyLoss (gspo)",
+                   f"{dtype} {label} clip_eps_low={low} clip_eps_high={high}", conv, inputs, run)

@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from .collect import Vectors, tensor
 from .defaults import dataclass_fields
 from .fetch import Pin
-from .inputs import ALL_LAYOUTS, DTYPES, grid, log_ratio_extremes, mask, scores
+from .inputs import ALL_LAYOUTS, DTYPES, STEP, grid, log_ratio_extremes, mask, scores
 from .lift import Source
 
 
@@ -522,4 +522,114 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         files = sorted(n for n in z.namelist() if n.endswith(".py")
                        and "kl_cov" in z.read(n).decode("utf-8").lower())
     v.defaults["files mentioning kl_cov"] = {"value": files, "module": "*", "line": 0}
+    # ---- GSPO and CISPO (beyond/gspo_loss, beyond/cispo_loss) -----------------------------------
+    _gspo_cispo_cases(v, lib, pin, wheel)
     return v.data()
+
+
+def _gspo_cispo_cases(v: Vectors, lib: dict[str, Any], pin: Pin, wheel: Path) -> None:
+    """GRPOTrainer._compute_loss with importance_sampling_level "sequence" (GSPO) and with
+    loss_type "cispo": value and gradient, one process, one step."""
+    gr = lib["gr"]
+    # what GRPOConfig's help says of epsilon_high for CISPO (the value it recommends)
+    config = Source(pin, wheel, "trl/trainer/grpo_config.py")
+    for node in config.node("GRPOConfig").body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "epsilon_high":
+            field = {k.arg: k.value for k in node.value.keywords}
+            meta = ast.literal_eval(field["metadata"])
+            v.defaults["GRPOConfig.epsilon_high help"] = {
+                "value": meta["help"], "module": config.module_path, "line": node.lineno}
+
+    def run_loss(inputs: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+        logps = tensor(inputs["per_token_logps"], grad=True)
+        cm = tensor(inputs["completion_mask"])
+        B, T = cm.shape
+        batch = {
+            "prompt_ids": torch.zeros((B, 0), dtype=torch.long),
+            "prompt_mask": torch.zeros((B, 0), dtype=torch.long),
+            "completion_ids": torch.zeros((B, T), dtype=torch.long),
+            "completion_mask": cm, "advantages": tensor(inputs["advantages"]),
+            "old_per_token_logps": tensor(inputs["old_per_token_logps"]),
+            "num_items_in_batch": cm.sum(),
+        }
+        me = _GRPOSelf(logps, loss_type=kwargs["loss_type"], epsilon_low=kwargs["epsilon_low"],
+                       epsilon_high=kwargs["epsilon_high"], beta=0.0,
+                       use_bias_correction_kl=True, max_completion_length=T)
+        me.importance_sampling_level = kwargs["importance_sampling_level"]
+        loss = lib["compute_loss"](me, None, batch)
+        loss.backward()
+        return {"loss": loss, "grad_per_token_logps": logps.grad}
+
+    note = ("called whole on a stand-in self (one process, one step, no vLLM, beta 0); "
+            "per_token_logps is a leaf tensor: grad_per_token_logps is d loss / d "
+            "per_token_logps by autograd; num_items_in_batch = completion_mask.sum()")
+    v.operator("GRPOTrainer._compute_loss (sequence level)",
+               gr.where("GRPOTrainer._compute_loss"), note)
+    gspo = [  # (label, loss_type, epsilon, epsilon_high, log-ratios, advantages [B, T])
+        ("near 1", "grpo", 3e-4, 4e-4, "near", False),
+        ("near 1 per-token advantages", "grpo", 3e-4, 4e-4, "near", True),
+        ("far", "grpo", 0.2, 0.28, "far", False),
+        ("far per-token advantages", "grpo", 0.2, 0.28, "far", True),
+        ("mean log-ratio 12", "grpo", 0.2, 0.28, "twelve", False),
+        ("near 1", "dapo", 3e-4, 4e-4, "near", False),
+    ]
+    for dtype in DTYPES:
+        dt = DTYPES[dtype]
+        for seed, (label, loss_type, low, high, kind, per_token) in enumerate(gspo):
+            rng = np.random.default_rng(3200 + seed)
+            m = mask(ALL_LAYOUTS, dt)
+            B, T = m.shape  # batch, response length
+            old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
+            if kind == "far":
+                d = log_ratio_extremes(rng, (B, T), dt)
+            else:  # each response's mean log-ratio a few multiples of 2⁻¹⁰/|y| from 0
+                d = grid(rng, (B, T), 0.05, dt).astype(np.float64)
+                for b, target in enumerate([4, -4, 0, 1, -1, 0]):
+                    cols = np.nonzero(m[b])[0]
+                    if cols.size:
+                        d[b, cols[-1]] += target * STEP - d[b, cols].sum()
+                d = d.astype(dt)
+                if kind == "twelve":
+                    d[0] = 12.0
+            sign = np.where(np.arange(B) % 2 == 0, 1.0, -1.0)
+            if per_token:
+                adv = grid(rng, (B, T), 1.0, dt)
+                adv[:, 0] = np.abs(adv[:, 0]) * sign
+            else:
+                adv = (np.abs(grid(rng, B, 1.0, dt)) * sign).astype(dt)
+                if kind == "twelve":
+                    adv[0] = -1.0  # a negative advantage, where verl's cap at 10 would act
+            inputs = {"per_token_logps": (old + d).astype(dt), "old_per_token_logps": old,
+                      "advantages": adv, "completion_mask": m}
+            kwargs = {"loss_type": loss_type, "importance_sampling_level": "sequence",
+                      "epsilon_low": low, "epsilon_high": high}
+
+            def run(inputs=inputs, kwargs=kwargs):
+                return run_loss(inputs, kwargs)
+
+            v.case("GRPOTrainer._compute_loss (sequence level)",
+                   f"{dtype} {label} loss_type={loss_type} epsilon={low} epsilon_high={high}",
+                   kwargs, inputs, run)
+
+    v.operator("GRPOTrainer._compute_loss (cispo)", gr.where("GRPOTrainer._compute_loss"), note)
+    for dtype in DTYPES:
+        dt = DTYPES[dtype]
+        for seed, high in enumerate([5.0, 0.2]):  # the recommended ε_max; epsilon's default
+            rng = np.random.default_rng(3300 + seed)
+            m = mask(ALL_LAYOUTS, dt)
+            B, T = m.shape  # batch, response length
+            old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
+            d = log_ratio_extremes(rng, (B, T), dt)
+            d[1] = grid(rng, T, 1.0, dt)  # ratios between 0.2 and 5 and beyond
+            adv = grid(rng, B, 1.0, dt)
+            adv[0] = 1.0
+            inputs = {"per_token_logps": (old + d).astype(dt), "old_per_token_logps": old,
+                      "advantages": adv, "completion_mask": m}
+            kwargs = {"loss_type": "cispo", "importance_sampling_level": "token",
+                      "epsilon_low": 0.2, "epsilon_high": high}
+
+            def run(inputs=inputs, kwargs=kwargs):
+                return run_loss(inputs, kwargs)
+
+            v.case("GRPOTrainer._compute_loss (cispo)", f"{dtype} epsilon_high={high}", kwargs,
+                   inputs, run)

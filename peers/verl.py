@@ -9,6 +9,7 @@ are plain objects holding the fields the functions read, and ``apply_kl_penalty`
 
 from __future__ import annotations
 
+import ast
 import math
 import types
 from collections import defaultdict
@@ -21,7 +22,7 @@ import torch
 from .collect import Vectors, tensor
 from .defaults import yaml_keys
 from .fetch import Pin
-from .inputs import ALL_LAYOUTS, DTYPES, grid, log_ratio_extremes, mask, scores
+from .inputs import ALL_LAYOUTS, DTYPES, STEP, grid, log_ratio_extremes, mask, scores
 from .lift import Source
 
 
@@ -609,4 +610,127 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                                 "policy_loss.loss_mode", "policy_loss.kl_cov_ratio",
                                 "policy_loss.ppo_kl_coef", "policy_loss.clip_cov_lb",
                                 "policy_loss.clip_cov_ub"))
+    # ---- GSPO and CISPO (beyond/gspo_loss, beyond/cispo_loss) -----------------------------------
+    _gspo_cispo_cases(v, f, ca, pin, wheel)
     return v.data()
+
+
+def _gspo_cispo_cases(v: Vectors, f: dict[str, Any], ca: Source, pin: Pin, wheel: Path) -> None:
+    """compute_policy_loss_gspo and compute_policy_loss_cispo: value and gradient (autograd
+    w.r.t. log_prob), on an ActorConfig stand-in; advantages ``[B, T]`` as verl's trainer holds
+    them (one per response broadcast over its tokens, or one per token)."""
+    # the loss_agg_mode the trainer passes to every policy loss (ppo_loss, the one caller)
+    losses = Source(pin, wheel, "verl/workers/utils/losses.py")
+    for node in ast.walk(losses.node("ppo_loss")):
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "loss_agg_mode":
+            v.defaults["ppo_loss: loss_agg_mode"] = {
+                "value": ast.unparse(node.value), "module": losses.module_path,
+                "line": node.lineno}
+    namespace = {"torch": torch, "Optional": Optional, "Any": Any, "DictConfig": object,
+                 "ActorConfig": ActorConfig, "agg_loss": f["agg_loss"],
+                 "verl_F": types.SimpleNamespace(masked_mean=f["masked_mean"])}
+    # which loss_mode selects each function: its @register_policy_loss decorators (read
+    # before define, which drops them)
+    for node in ca.tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in ("compute_policy_loss_gspo",
+                                                               "compute_policy_loss_cispo"):
+            modes = [d.args[0].value for d in node.decorator_list if isinstance(d, ast.Call)
+                     and getattr(d.func, "id", "") == "register_policy_loss"]
+            v.defaults[f"register_policy_loss {node.name}"] = {
+                "value": modes, "module": ca.module_path, "line": node.lineno}
+    ns = ca.define(namespace, "compute_policy_loss_gspo", "compute_policy_loss_cispo")
+
+    def run_fn(name: str, inputs: dict[str, Any], conv: dict[str, Any]) -> dict[str, Any]:
+        config = ActorConfig(conv.get("clip_ratio", 0.2), conv["clip_ratio_low"],
+                             conv["clip_ratio_high"])
+        log_prob = tensor(inputs["log_prob"], grad=True)
+        loss, _ = ns[name](tensor(inputs["old_log_prob"]), log_prob,
+                           tensor(inputs["advantages"]), tensor(inputs["response_mask"]),
+                           loss_agg_mode=conv["loss_agg_mode"], config=config)
+        loss.backward()
+        return {"pg_loss": loss, "grad_log_prob": log_prob.grad}
+
+    v.operator("compute_policy_loss_gspo", ca.where("compute_policy_loss_gspo"),
+               "config: ActorConfig stand-in (clip_ratio_low, clip_ratio_high; global_batch_info "
+               "{} = one process); grad_log_prob is d pg_loss / d log_prob by autograd")
+    seq = "seq-mean-token-mean"
+    gspo = [  # (label, clip low, clip high, loss_agg_mode, log-ratios, advantages per token)
+        ("near 1", 3e-4, 4e-4, seq, "near", False),
+        ("near 1 per-token advantages", 3e-4, 4e-4, seq, "near", True),
+        ("near 1", 3e-4, 4e-4, "token-mean", "near", False),
+        ("far", 0.2, 0.2, seq, "far", False),
+        ("far per-token advantages", 0.2, 0.28, seq, "far", True),
+        ("mean log-ratio 12", 0.2, 0.28, seq, "twelve", False),
+    ]
+    for dtype in DTYPES:
+        for seed, (label, low, high, mode, kind, per_token) in enumerate(gspo):
+            c = _case_inputs(3000 + seed, dtype)
+            inputs = _gspo_inputs(c, kind, per_token)
+            conv = {"clip_ratio_low": low, "clip_ratio_high": high, "loss_agg_mode": mode}
+
+            def run(inputs=inputs, conv=conv):
+                return run_fn("compute_policy_loss_gspo", inputs, conv)
+
+            v.case("compute_policy_loss_gspo",
+                   f"{dtype} {label} clip_ratio_low={low} clip_ratio_high={high} {mode}",
+                   conv, inputs, run)
+
+    v.operator("compute_policy_loss_cispo", ca.where("compute_policy_loss_cispo"),
+               "config: ActorConfig stand-in (clip_ratio_low, clip_ratio_high; global_batch_info "
+               "{} = one process); grad_log_prob is d pg_loss / d log_prob by autograd")
+    cispo = [  # (clip low, clip high, loss_agg_mode, log-ratios with e^±5, e^±30 planted)
+        (0.2, 0.2, "token-mean", True),
+        (0.2, 0.28, "token-mean", True),
+        (0.2, 0.28, seq, True),
+        (0.2, 0.28, "token-sum", True),
+        (1.0, 4.0, "token-mean", False),  # no floor, ρ ≤ 5: TRL's epsilon_high = 5
+    ]
+    for dtype in DTYPES:
+        for seed, (low, high, mode, extremes) in enumerate(cispo):
+            c = _case_inputs(3100 + seed, dtype)
+            shape, dt = (c["B"], c["T"]), c["dt"]
+            old = (grid(c["rng"], shape, 1.0, dt) - 2.0).astype(dt)
+            d = log_ratio_extremes(c["rng"], shape, dt) if extremes else grid(c["rng"], shape,
+                                                                              1.0, dt)
+            adv = grid(c["rng"], shape, 1.0, dt)
+            adv[0, :4] = [1.0, -1.0, -1.0, 1.0]  # both signs at log-ratios 5, −5, 30, −30
+            inputs = {"old_log_prob": old, "log_prob": (old + d).astype(dt), "advantages": adv,
+                      "response_mask": c["mask"]}
+            conv = {"clip_ratio_low": low, "clip_ratio_high": high, "loss_agg_mode": mode}
+
+            def run(inputs=inputs, conv=conv):
+                return run_fn("compute_policy_loss_cispo", inputs, conv)
+
+            tag = "" if extremes else " log-ratios within ±20"
+            v.case("compute_policy_loss_cispo",
+                   f"{dtype} clip_ratio_low={low} clip_ratio_high={high} {mode}{tag}", conv,
+                   inputs, run)
+
+
+def _gspo_inputs(c: dict[str, Any], kind: str, per_token: bool) -> dict[str, Any]:
+    """GSPO's inputs: "near" puts each response's mean log-ratio a few multiples of 2⁻¹⁰/|y|
+    from 0 (inside and outside ±3e-4), "far" is the usual spread with e^±5, e^±30 planted, and
+    "twelve" gives the first (full) response log-ratio 12 on every token."""
+    B, T, dt, m, rng = c["B"], c["T"], c["dt"], c["mask"], c["rng"]
+    old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
+    if kind == "far":
+        d = log_ratio_extremes(rng, (B, T), dt)
+    else:
+        d = grid(rng, (B, T), 0.05, dt).astype(np.float64)
+        for b, target in enumerate([4, -4, 0, 1, -1, 0]):  # Σ_t m·d = target · 2⁻¹⁰
+            cols = np.nonzero(m[b])[0]
+            if cols.size:
+                d[b, cols[-1]] += target * STEP - d[b, cols].sum()
+        d = d.astype(dt)
+        if kind == "twelve":
+            d[0] = 12.0
+    sign = np.where(np.arange(B) % 2 == 0, 1.0, -1.0)[:, None]  # rows alternate in sign
+    if per_token:
+        adv = grid(rng, (B, T), 1.0, dt)
+        adv[:, :1] = np.abs(adv[:, :1]) * sign
+    else:  # one per response, broadcast over its tokens
+        adv = np.repeat(np.abs(grid(rng, (B, 1), 1.0, dt)) * sign, T, axis=1).astype(dt)
+    if kind == "twelve":
+        adv[0] = -1.0  # a negative advantage: the cap at 10 sets the value
+    return {"old_log_prob": old, "log_prob": (old + d).astype(dt), "advantages": adv,
+            "response_mask": m}

@@ -17,23 +17,22 @@ import numpy.typing as npt
 from ._validate import as_float_arrays, bool_mask, check_ndim, check_same_shape, number
 from .grpo import _aggregate, _check_mode
 
-__all__: list[str] = ["kl_cov_loss", "sapo_loss"]
+__all__: list[str] = ["cispo_loss", "gspo_loss", "kl_cov_loss", "sapo_loss"]
+
+# verl 0.9.1 caps GSPO's log s at this before exp (compute_policy_loss_gspo)
+GSPO_LOG_RATIO_CAP = 10.0
 
 
-# ---- SAPO and KL-Cov ----------------------------------------------------------------------------
-
-
-def _sapo_kl_cov_arrays(
+def _ratio_loss_arrays(
     new_logprobs: npt.ArrayLike,
     old_logprobs: npt.ArrayLike,
     advantages: npt.ArrayLike,
     mask: npt.ArrayLike,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(new, old, advantages, real)``: float64 ``[B, T]`` arrays (advantages ``[B]`` broadcast
-    over each row's tokens) and the boolean mask, after the shape and value checks."""
-    named = {"new_logprobs": new_logprobs, "old_logprobs": old_logprobs,
-             "advantages": advantages, "mask": mask}
-    new, old, adv, m = as_float_arrays(**named)
+    """``(new, old, advantages, real)`` after the checks: float64 ``[B, T]`` log-probs, the
+    advantages as ``[B, 1]`` (one per response) or ``[B, T]``, and the mask as booleans."""
+    new, old, m, adv = as_float_arrays(new_logprobs=new_logprobs, old_logprobs=old_logprobs,
+                                       mask=mask, advantages=advantages)
     check_same_shape(new_logprobs=new, old_logprobs=old, mask=m)
     check_ndim(2, new_logprobs=new)
     B, T = new.shape  # batch, response length
@@ -50,7 +49,175 @@ def _sapo_kl_cov_arrays(
         check_ndim(2, shape="[B] or [B, T]", advantages=adv)
     real = bool_mask(m, "mask")
     f64 = np.float64
-    return (new.astype(f64), old.astype(f64), np.broadcast_to(adv, (B, T)).astype(f64), real)
+    return new.astype(f64), old.astype(f64), adv.astype(f64), real
+
+
+def gspo_loss(
+    new_logprobs: npt.ArrayLike,
+    old_logprobs: npt.ArrayLike,
+    advantages: npt.ArrayLike,
+    mask: npt.ArrayLike,
+    *,
+    clip_low: float = 3e-4,
+    clip_high: float = 4e-4,
+) -> float:
+    r"""GSPO: PPO's clipped surrogate on one importance ratio per response, the geometric mean of
+    its tokens' ratios (GSPO-token form, aggregated "seq-mean-token-mean").
+
+    $$s_i = \Big(\frac{\pi_\theta(y_i)}{\pi_{\text{old}}(y_i)}\Big)^{1/|y_i|}
+      = \exp\Big(\frac{1}{|y_i|}\sum_{t} m_{it}\,\log\rho_{it}\Big),\qquad
+      s_{it} = \operatorname{sg}[s_i]\cdot
+      \frac{\pi_\theta(y_{it})}{\operatorname{sg}[\pi_\theta(y_{it})]}$$
+
+    $$\ell_{it} = \max\big(-\hat A_{it}\,s_{it},\;-\hat A_{it}\operatorname{clip}(s_{it},
+      1-\epsilon_{\text{low}}, 1+\epsilon_{\text{high}})\big),\qquad
+      \mathcal L = \frac{1}{|\mathcal B|}\sum_{i\in\mathcal B}\frac{1}{|y_i|}
+      \sum_t m_{it}\,\ell_{it}$$
+
+    with $\log\rho_{it} = \log\pi_\theta(y_{it}) - \log\pi_{\text{old}}(y_{it})$, $|y_i| =
+    \sum_t m_{it}$, $\mathcal B$ the rows with at least one response token, and sg the stop
+    gradient. The value of $s_{it}$ is $s_i$ for every token; its gradient is
+    $s_i\,\nabla\log\pi_\theta(y_{it})$, so where the clip does not hold
+    $\partial\mathcal L/\partial\log\pi_\theta(y_{it}) = -\hat A_{it}\,s_i/(|\mathcal B|\,|y_i|)$:
+    every token of a response is weighed by the same $s_i$, not by its own $\rho_{it}$ as in
+    GRPO. With one advantage per response this is the gradient of
+    $\frac{1}{|\mathcal B|}\sum_i -\hat A_i s_i$ (sequence-level GSPO); the stop gradient lets
+    per-token advantages reach their own tokens. This function returns the value; the lesson's
+    PyTorch answer carries the gradient, which ``tests/test_peers.py`` compares with the
+    libraries'.
+
+    Args:
+        new_logprobs: ``[B, T]`` log-probs of the sampled tokens under the current policy.
+        old_logprobs: ``[B, T]`` under the policy that sampled them.
+        advantages: ``[B]`` one per response (broadcast over its tokens) or ``[B, T]``.
+        mask: ``[B, T]``, 1 on response tokens.
+        clip_low: ε_low in (0, 1]: ``s``'s floor is ``1 − clip_low``. The GSPO paper's 3e-4.
+        clip_high: ε_high > 0: ``s``'s ceiling is ``1 + clip_high``. The GSPO paper's 4e-4.
+
+    Returns:
+        The loss as a Python float (0.0 for a batch with no response token).
+
+    Why the clip range is ~1e-4 and not 0.2: ``log s`` is a mean of ``|y|`` per-token
+    log-ratios, so their noise shrinks by ``√|y|`` and only a drift shared by the whole
+    response moves ``s``; ``s`` leaves ``[0.8, 1.2]`` only if the average token's probability
+    moved by 20 %, which a PPO step never does, so a range of 0.2 would clip nothing.
+
+    ``log s`` is capped at 10 before ``exp`` (``s ≤ e¹⁰``), as verl 0.9.1 does: it changes the
+    value only for a response whose mean log-ratio is above 10, where a negative advantage
+    would otherwise give ``−Â·e^{mean}``. Padding is set to 0 before the sums, so whatever it
+    holds is ignored.
+
+    verl 0.9.1's ``compute_policy_loss_gspo`` (``loss_mode: gspo``) computes exactly this with
+    ``loss_agg_mode="seq-mean-token-mean"``, the stop gradient written
+    ``log_prob − log_prob.detach() + sg[log s]``, except that it divides each row by
+    ``|y_i| + 1e-8`` (``agg_loss``) and multiplies the unmasked log-ratio by the mask (NaN or inf
+    on padding propagates). Its clip range is the actor's ``clip_ratio_low`` /
+    ``clip_ratio_high`` (0.2 each by default: set them to 3e-4 / 4e-4), and its trainer passes
+    the actor's ``loss_agg_mode`` (default "token-mean", which weighs each response by its
+    length) rather than the function's own default. TRL 1.16.0's ``GRPOTrainer._compute_loss``
+    with ``importance_sampling_level="sequence"`` and ``loss_type="grpo"`` computes one ratio
+    ``exp(mean log ρ)`` per response ``[B, 1]`` with no stop gradient and no cap (``epsilon``,
+    ``epsilon_high``, 0.2 and ``epsilon`` by default), and counts a row with no token as a 0 in
+    the mean over ``B``. With one advantage per response its value and gradient are these
+    (empty rows aside); with ``[B, T]`` advantages each token's gradient is the mean over its
+    response of what it is here (every token gets the response's mean advantage). Its other
+    loss types sum tokens (it warns), and its default ``loss_type`` is "dapo". OpenRLHF
+    0.11.2's ``PolicyLoss`` with ``policy_loss_type="gspo"`` (``--actor.policy_loss_type``,
+    default "ppo") is TRL's form (one ratio per response, no stop gradient, no cap) with the
+    per-sample mean over rows with tokens, as here; with ``--algo.advantage.is_correction_level``
+    set it takes the ratio against the rollout engine's log-probs instead of the old policy's.
+    """
+    clip_low = number("clip_low", clip_low, low=0, high=1, above=True)
+    clip_high = number("clip_high", clip_high, low=0, above=True)
+    new, old, adv, real = _ratio_loss_arrays(new_logprobs, old_logprobs, advantages, mask)
+    with np.errstate(invalid="ignore"):  # whatever padding holds is dropped here
+        # log ρ_t = log π_θ − log π_old, 0 on padding
+        log_ratio = np.where(real, new - old, 0.0)  # [B, T]
+    n = np.count_nonzero(real, axis=1)[:, None]  # [B, 1] response tokens per row, |y_i|
+    # log s_i = (1/|y_i|) Σ_t log ρ_t, capped at 10 (verl)
+    log_s = np.minimum(log_ratio.sum(axis=1, keepdims=True) / np.maximum(n, 1),
+                       GSPO_LOG_RATIO_CAP)  # [B, 1]
+    # s_{i,t} = sg[s_i] · π_θ/sg[π_θ]: its value is s_i on every token
+    s = np.exp(log_s)  # [B, 1]
+    # ℓ = max(−Â·s, −Â·clip(s, 1 − ε_low, 1 + ε_high))
+    per_token = np.maximum(-adv * s, -adv * np.clip(s, 1 - clip_low, 1 + clip_high))
+    # (1/|B|) Σ_i (1/|y_i|) Σ_t ℓ
+    return _aggregate(np.broadcast_to(per_token, new.shape), real, "seq-mean-token-mean", None)
+
+
+def cispo_loss(
+    new_logprobs: npt.ArrayLike,
+    old_logprobs: npt.ArrayLike,
+    advantages: npt.ArrayLike,
+    mask: npt.ArrayLike,
+    *,
+    clip_low: float = 0.2,
+    clip_high: float = 0.28,
+    loss_agg_mode: str = "token-mean",
+) -> float:
+    r"""CISPO: REINFORCE weighted by the clipped importance ratio, the weight held constant, so
+    that a clipped token keeps its gradient.
+
+    $$\ell_t = -\operatorname{sg}\big[\operatorname{clip}(\rho_t,\,1-\epsilon_{\text{low}},\,
+      1+\epsilon_{\text{high}})\big]\;\hat A_t\,\log\pi_\theta(y_t),\qquad
+      \rho_t = e^{\log\pi_\theta(y_t) - \log\pi_{\text{old}}(y_t)}$$
+
+    aggregated by ``loss_agg_mode`` (:func:`aggregate_loss`). Its gradient is
+    $-\hat w_t\,\hat A_t\,\nabla\log\pi_\theta(y_t)$ with $\hat w_t$ the clipped ratio: where
+    the clip does not hold, PPO's own gradient ($\nabla\rho_t = \rho_t\nabla\log\pi_\theta$);
+    where it holds, PPO's gradient is 0 and CISPO's is the clip bound times
+    $-\hat A_t\nabla\log\pi_\theta$. Rare tokens whose probability jumps (often the "reflective"
+    tokens of a reasoning trace, the MiniMax-M1 report argues) keep contributing, with a bounded
+    weight.
+
+    Args:
+        new_logprobs: ``[B, T]`` log-probs of the sampled tokens under the current policy.
+        old_logprobs: ``[B, T]`` under the policy that sampled them.
+        advantages: ``[B]`` one per response (broadcast over its tokens) or ``[B, T]``.
+        mask: ``[B, T]``, 1 on response tokens.
+        clip_low: ε_low in (0, 1]: the weight's floor is ``1 − clip_low``; 1 removes the floor
+            (TRL 1.16.0, and the MiniMax-M1 report, clip only from above).
+        clip_high: ε_high > 0: the weight's ceiling is ``1 + clip_high``.
+        loss_agg_mode: how :func:`aggregate_loss` reduces ``ℓ`` (one of its five modes).
+
+    Returns:
+        The loss as a Python float (0.0 for a batch with no response token). Its value is not
+        an objective to read (it is ``−Â·log π``-sized, not ``−Â·ρ``-sized): only its gradient
+        matters.
+
+    Padding is set to 0 before ``exp``, and the log-probs multiplied are those of response
+    tokens only, so whatever padding holds is ignored.
+
+    verl 0.9.1's ``compute_policy_loss_cispo`` (``loss_mode: cispo``) is this formula with the
+    actor's ``clip_ratio_low`` / ``clip_ratio_high`` (0.2 each by default) and
+    ``loss_agg_mode``; it clamps the log-ratio to ``[−20, 20]`` before ``exp``, which changes
+    nothing unless ``1 − clip_low < e⁻²⁰`` or ``1 + clip_high > e²⁰``. A floor of ``1 − clip_low``
+    raises the weight of a token whose ratio fell below it. TRL 1.16.0's
+    ``GRPOTrainer._compute_loss`` with ``loss_type="cispo"`` clips from above only, at
+    ``epsilon_high`` itself, not at ``1 + epsilon_high``: its weight is ``min(ρ, epsilon_high)``,
+    which is this function with ``clip_low=1`` and ``clip_high=epsilon_high − 1``, and it
+    aggregates over the tokens of the generation batch (token-mean on one process). Its
+    ``epsilon_high`` defaults to ``epsilon`` (0.2): left unset, every weight is at most 0.2;
+    its docstring recommends 5.0. OpenRLHF 0.11.2 has no CISPO (``--actor.policy_loss_type``
+    is "ppo" or "gspo").
+    """
+    clip_low = number("clip_low", clip_low, low=0, high=1, above=True)
+    clip_high = number("clip_high", clip_high, low=0, above=True)
+    loss_agg_mode = _check_mode(loss_agg_mode)
+    new, old, adv, real = _ratio_loss_arrays(new_logprobs, old_logprobs, advantages, mask)
+    with np.errstate(over="ignore", invalid="ignore"):  # padding, and ρ = inf, are dropped/clipped
+        # log ρ = log π_θ − log π_old, 0 on padding
+        log_ratio = np.where(real, new - old, 0.0)  # [B, T]
+        # ρ = exp(log ρ)
+        ratio = np.exp(log_ratio)
+    # ŵ = sg[clip(ρ, 1 − ε_low, 1 + ε_high)]: a number, no gradient flows through it
+    weight = np.clip(ratio, 1 - clip_low, 1 + clip_high)
+    # ℓ = −ŵ·Â·log π_θ, on response tokens
+    per_token = -weight * adv * np.where(real, new, 0.0)
+    return _aggregate(per_token, real, loss_agg_mode, None)
+
+
+# ---- SAPO and KL-Cov ----------------------------------------------------------------------------
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -119,7 +286,8 @@ def sapo_loss(
     """
     tau_pos = number("tau_pos", tau_pos, low=0, above=True)
     tau_neg = number("tau_neg", tau_neg, low=0, above=True)
-    new, old, adv, real = _sapo_kl_cov_arrays(new_logprobs, old_logprobs, advantages, mask)
+    new, old, adv, real = _ratio_loss_arrays(new_logprobs, old_logprobs, advantages, mask)
+    adv = np.broadcast_to(adv, new.shape)  # [B, T]
     with np.errstate(invalid="ignore"):  # whatever padding holds is dropped here
         # log ρ = clip(log π_θ − log π_old, −20, 20), 0 on padding
         log_ratio = np.where(real, np.clip(new - old, -20.0, 20.0), 0.0)
@@ -200,7 +368,8 @@ def kl_cov_loss(
     k_ratio = number("k_ratio", k_ratio, low=0, high=1, above=True)
     kl_coef = number("kl_coef", kl_coef, low=0)
     loss_agg_mode = _check_mode(loss_agg_mode)
-    new, old, adv, real = _sapo_kl_cov_arrays(new_logprobs, old_logprobs, advantages, mask)
+    new, old, adv, real = _ratio_loss_arrays(new_logprobs, old_logprobs, advantages, mask)
+    adv = np.broadcast_to(adv, new.shape)  # [B, T]
     with np.errstate(invalid="ignore"):  # whatever padding holds is dropped here
         # log ρ = log π_θ − log π_old, 0 on padding
         log_ratio = np.where(real, new - old, 0.0)

@@ -29,11 +29,13 @@ import torch
 from peers.vectors import decode, read
 from rl_ops_numpy import (
     aggregate_loss,
+    cispo_loss,
     compute_gae,
     dpo_loss,
     entropy_from_logits,
     group_advantages,
     grpo_policy_loss,
+    gspo_loss,
     informative_groups,
     kl_cov_loss,
     kl_estimators,
@@ -1122,3 +1124,218 @@ def test_sapo_and_kl_cov_defaults_the_docstrings_state_are_the_pinned_librarys()
     # neither TRL nor OpenRLHF has KL-Cov; OpenRLHF has no SAPO
     assert trl["files mentioning kl_cov"]["value"] == []
     assert vectors("openrlhf")["defaults"]["files mentioning sapo or kl_cov"]["value"] == []
+# ---- GSPO and CISPO (beyond/gspo_loss, beyond/cispo_loss) ---------------------------------------
+
+
+# verl's "seq-mean-token-mean" divides each row by |y_i| + 1e-8: a relative 1e-8/|y_i| per row,
+# which rows of both signs can turn into a larger relative error of their mean (inputs are O(1))
+ROW_EPS = {"rtol": 1e-8, "atol": 1e-8}
+
+
+def _lesson_loss_and_grad(exercise_id: str, new, old, adv, m, *args) -> tuple[float, np.ndarray]:
+    """The lesson's PyTorch answer on these inputs: its loss and d loss / d new by autograd."""
+    x = torch.tensor(new, requires_grad=True)
+    loss = lesson_function(exercise_id)(x, torch.tensor(old), torch.tensor(adv), torch.tensor(m),
+                                        *args)
+    loss.backward()
+    return loss.item(), x.grad.numpy()
+
+
+def _per_row(fn, new, old, adv, m, **kw) -> np.ndarray:
+    """``fn`` on each row alone (a batch of one response): ``[B]``, 0 for an empty row."""
+    return np.array([fn(new[b : b + 1], old[b : b + 1], adv[b : b + 1], m[b : b + 1], **kw)
+                     for b in range(len(m))])
+
+
+def _lesson_gspo_rows(new, old, adv, m, *clip) -> np.ndarray:
+    """The GSPO lesson's gradient with each response as its own batch (``[B, T]``)."""
+    return np.concatenate([
+        _lesson_loss_and_grad("beyond/gspo_loss", new[b : b + 1], old[b : b + 1],
+                              adv[b : b + 1], m[b : b + 1], *clip)[1] for b in range(len(m))])
+
+
+@pytest.mark.parametrize("case", cases("verl", "compute_policy_loss_gspo"))
+def test_gspo_loss_and_the_lessons_gradient_equal_verl_compute_policy_loss_gspo(case):
+    i, kw, o = case["inputs"], case["kwargs"], case["outputs"]
+    new, old, adv, m = i["log_prob"], i["old_log_prob"], i["advantages"], i["response_mask"]
+    clip = (kw["clip_ratio_low"], kw["clip_ratio_high"])
+    ours = gspo_loss(new, old, adv, m, clip_low=clip[0], clip_high=clip[1])
+    lesson, grad = _lesson_loss_and_grad("beyond/gspo_loss", new, old, adv, m, *clip)
+    close(lesson, ours, new.dtype)
+    if kw["loss_agg_mode"] == "token-mean":
+        # verl's default aggregation: each response weighs by its token count |y_i|
+        n = m.sum(axis=1)
+        rows = _per_row(gspo_loss, new, old, adv, m, clip_low=clip[0], clip_high=clip[1])
+        close((n * rows).sum() / n.sum(), o["pg_loss"])
+        assert abs(ours - float(o["pg_loss"])) > 1e-4
+        # and its gradient is each response's own gradient times |y_i| / Σ|y|
+        rows_grad = _lesson_gspo_rows(new, old, adv, m, *clip)
+        close(rows_grad * (n / n.sum())[:, None], o["grad_log_prob"])
+        return
+    close(ours, o["pg_loss"], **ROW_EPS)
+    # the lesson's stop gradient gives verl's gradient, per-token advantages included
+    close(grad, o["grad_log_prob"], rtol=1e-8)
+    if "mean log-ratio 12" in case["name"]:
+        # log s is capped at 10: value −Â·e¹⁰, and no gradient for that response
+        assert np.log(np.abs(new - old)[0]).min() > np.log(11)
+        assert not o["grad_log_prob"][0].any()
+
+
+def test_verls_gspo_gradient_weighs_a_response_by_s_not_by_its_tokens_ratios():
+    """Where nothing is clipped, ∂L/∂log π_t = −Â_t·s_i / (|B|·|y_i|): the same for every
+    token of a response with one advantage, whatever its own ratio ρ_t."""
+    (c,) = [c.values[0] for c in cases("verl", "compute_policy_loss_gspo")
+            if c.id == "float64 far clip_ratio_low=0.2 clip_ratio_high=0.2 seq-mean-token-mean"]
+    i, g = c["inputs"], c["outputs"]["grad_log_prob"]
+    m = i["response_mask"] != 0
+    n = m.sum(axis=1)
+    log_s = np.where(m, i["log_prob"] - i["old_log_prob"], 0).sum(axis=1) / np.maximum(n, 1)
+    s, a = np.exp(log_s), i["advantages"][:, 0]
+    inside = (np.abs(log_s) < 0.18) & (n > 0)  # s in [0.8, 1.2]: no clip
+    assert inside.sum() >= 2
+    want = -a * s / (np.count_nonzero(n) * np.maximum(n, 1))
+    for b in np.nonzero(inside)[0]:
+        close(g[b, m[b]], np.full(n[b], want[b]), rtol=1e-8)
+        assert np.ptp(np.exp(i["log_prob"] - i["old_log_prob"])[b, m[b]]) > 0.1
+
+
+@pytest.mark.parametrize("case", cases("trl", "GRPOTrainer._compute_loss (sequence level)"))
+def test_trl_sequence_level_is_gspo_with_empty_rows_counted_and_no_stop_gradient(case):
+    """TRL 1.16.0 (loss_type "grpo"): the same value and, for one advantage per response, the
+    same gradient, over B rows with empty ones counted as 0. With per-token advantages its
+    gradient is the row mean of the lesson's (no stop gradient: every token gets the mean
+    advantage); it does not cap log s at 10. loss_type "dapo" weighs responses by length."""
+    i, kw, o = case["inputs"], case["kwargs"], case["outputs"]
+    new, old, adv, m = (i["per_token_logps"], i["old_per_token_logps"], i["advantages"],
+                        i["completion_mask"])
+    clip = (kw["epsilon_low"], kw["epsilon_high"])
+    n, B = m.sum(axis=1), len(m)
+    has = np.count_nonzero(n)
+    if kw["loss_type"] == "dapo":  # Σ_t over the batch / number of tokens: ∝ |y_i|
+        rows = _per_row(gspo_loss, new, old, adv, m, clip_low=clip[0], clip_high=clip[1])
+        close((n * rows).sum() / n.sum(), o["loss"])
+        close(_lesson_gspo_rows(new, old, adv, m, *clip) * (n / n.sum())[:, None],
+              o["grad_per_token_logps"])
+        return
+    assert has < B  # the batch has an empty row
+    ours = gspo_loss(new, old, adv, m, clip_low=clip[0], clip_high=clip[1]) * has / B
+    _, grad = _lesson_loss_and_grad("beyond/gspo_loss", new, old, adv, m, *clip)
+    grad = grad * has / B
+    if adv.ndim == 2:  # TRL: the gradient of s_i reaches every token of the response equally
+        grad = m * grad.sum(axis=1, keepdims=True) / np.maximum(n, 1)[:, None]
+    if "mean log-ratio 12" in case["name"]:
+        # TRL has no cap: row 0 (Â = −1, |y| = 8) is e¹² and its gradient e¹²/(B·8)
+        assert adv[0] == -1 and n[0] == 8
+        ours += (np.exp(12.0) - np.exp(10.0)) / B
+        assert not grad[0].any()
+        grad[0] = np.exp(12.0) / (B * 8)
+    close(ours, o["loss"])
+    close(grad, o["grad_per_token_logps"], rtol=1e-8)  # the lesson's |y_i| + 1e-8 is verl's
+
+
+def test_trl_gspo_with_per_token_advantages_has_another_gradient_than_verls_stop_gradient():
+    (c,) = [c.values[0] for c in cases("trl", "GRPOTrainer._compute_loss (sequence level)")
+            if c.id == "float64 far per-token advantages loss_type=grpo epsilon=0.2 "
+                       "epsilon_high=0.28"]
+    i = c["inputs"]
+    m = i["completion_mask"]
+    _, grad = _lesson_loss_and_grad("beyond/gspo_loss", i["per_token_logps"],
+                                    i["old_per_token_logps"], i["advantages"], m, 0.2, 0.28)
+    grad = grad * np.count_nonzero(m.sum(axis=1)) / len(m)  # TRL's mean over all B rows
+    assert np.abs(grad - c["outputs"]["grad_per_token_logps"]).max() > 1e-3
+
+
+@pytest.mark.parametrize("case", cases("openrlhf", "PolicyLoss (gspo)"))
+def test_openrlhf_gspo_is_gspo_without_the_stop_gradient_or_the_cap(case):
+    """OpenRLHF 0.11.2 (--actor.policy_loss_type gspo): the per-sample mean over rows with
+    tokens, as verl; like TRL one ratio per response with the gradient through all its tokens
+    (with per-token advantages each token gets the row mean of the lesson's) and no cap."""
+    i, kw, o = case["inputs"], case["kwargs"], case["outputs"]
+    new, old, adv, m = i["log_probs"], i["old_log_probs"], i["advantages"], i["action_mask"]
+    clip = (kw["clip_eps_low"], kw["clip_eps_high"])
+    ours = gspo_loss(new, old, adv, m, clip_low=clip[0], clip_high=clip[1])
+    _, grad = _lesson_loss_and_grad("beyond/gspo_loss", new, old, adv, m, *clip)
+    n = m.sum(axis=1)
+    if "per-token" in case["name"]:
+        grad = m * grad.sum(axis=1, keepdims=True) / np.maximum(n, 1)[:, None]
+    if "mean log-ratio 12" in case["name"]:
+        has = np.count_nonzero(n)
+        assert adv[0, 0] == -1 and n[0] == 8 and not grad[0].any()
+        ours += (np.exp(12.0) - np.exp(10.0)) / has
+        grad[0] = np.exp(12.0) / (has * 8)
+    close(ours, o["loss"], **ROW_EPS)
+    close(grad, o["grad_log_probs"], rtol=1e-8)
+
+
+def _ppo_clipped(ratio, adv, low, high) -> np.ndarray:
+    """Where PPO's clip holds (its gradient 0): above 1 + high with Â > 0, below 1 − low with
+    Â < 0."""
+    return ((ratio > 1 + high) & (adv > 0)) | ((ratio < 1 - low) & (adv < 0))
+
+
+@pytest.mark.parametrize("case", cases("verl", "compute_policy_loss_cispo"))
+def test_cispo_loss_equals_verl_and_clipped_tokens_keep_their_gradient(case):
+    i, kw, o = case["inputs"], case["kwargs"], case["outputs"]
+    new, old, adv, m = i["log_prob"], i["old_log_prob"], i["advantages"], i["response_mask"]
+    low, high, mode = kw["clip_ratio_low"], kw["clip_ratio_high"], kw["loss_agg_mode"]
+    ours = cispo_loss(new, old, adv, m, clip_low=low, clip_high=high, loss_agg_mode=mode)
+    close(ours, o["pg_loss"], **ROW_EPS)
+    theirs = o["grad_log_prob"]
+    if mode == "token-mean":
+        lesson, grad = _lesson_loss_and_grad("beyond/cispo_loss", new, old, adv, m, low, high)
+        close(lesson, ours, new.dtype)
+        close(grad, theirs)
+    # where PPO's clip holds, CISPO's gradient is the bound times −Â (over the token count)
+    real = m != 0
+    ratio = np.exp((new - old).astype(np.float64))
+    clipped = _ppo_clipped(ratio, adv, low, high) & real
+    assert clipped.any() and theirs[clipped].all()
+    if mode == "token-mean":
+        bound = np.where(ratio > 1, 1 + high, 1 - low)
+        close(theirs[clipped], (-bound * adv / real.sum())[clipped], new.dtype)
+
+
+@pytest.mark.parametrize("case", cases("trl", "GRPOTrainer._compute_loss (cispo)"))
+def test_trl_cispo_caps_the_weight_at_epsilon_high_itself_with_no_floor(case):
+    """TRL 1.16.0: weight min(ρ, epsilon_high), no floor, token-mean: ``cispo_loss`` with
+    clip_low = 1 and clip_high = epsilon_high − 1. epsilon_high left unset is epsilon, 0.2:
+    every weight is then at most 0.2."""
+    i, kw, o = case["inputs"], case["kwargs"], case["outputs"]
+    new, old, adv, m = (i["per_token_logps"], i["old_per_token_logps"], i["advantages"],
+                        i["completion_mask"])
+    cap = kw["epsilon_high"]
+    real = m != 0
+    ratio = np.exp((new - old).astype(np.float64))
+    if cap >= 1:
+        ours = cispo_loss(new, old, adv, m, clip_low=1.0, clip_high=cap - 1)
+        _, grad = _lesson_loss_and_grad("beyond/cispo_loss", new, old, adv, m, 1.0, cap - 1)
+        assert (ratio[real] > cap).any() and (ratio[real] < 0.5).any()
+    else:  # below 1: not a range around 1 at all
+        w = np.minimum(ratio, cap)
+        per_token = -w * adv[:, None] * np.where(real, new, 0)
+        ours = per_token[real].sum() / real.sum()
+        grad = np.where(real, -w * adv[:, None], 0) / real.sum()
+        assert np.mean(ratio[real] > cap) > 0.5  # most tokens weigh 0.2
+    close(ours, o["loss"])
+    close(grad, o["grad_per_token_logps"])
+
+
+def test_gspo_and_cispo_defaults_in_verl_and_trl():
+    verl, trl = vectors("verl")["defaults"], vectors("trl")["defaults"]
+    assert verl["register_policy_loss compute_policy_loss_gspo"]["value"] == ["gspo"]
+    assert verl["register_policy_loss compute_policy_loss_cispo"]["value"] == ["cispo"]
+    # every policy loss gets the actor's loss_agg_mode ("token-mean"), not its own default
+    assert verl["ppo_loss: loss_agg_mode"]["value"] == "config.loss_agg_mode"
+    assert verl["verl/trainer/config/actor/actor.yaml:loss_agg_mode"]["value"] == "token-mean"
+    assert verl["verl/trainer/config/actor/actor.yaml:clip_ratio_low"]["value"] == 0.2
+    assert verl["verl/trainer/config/actor/actor.yaml:clip_ratio_high"]["value"] == 0.2
+    assert trl["GRPOConfig.importance_sampling_level"]["value"] == "token"
+    assert trl["GRPOConfig.epsilon"]["value"] == 0.2
+    assert trl["GRPOConfig.epsilon_high"]["value"] is None
+    assert trl["GRPOConfig.loss_type"]["value"] == "dapo"
+    # CISPO's ε_max: "the recommended value is `5.0`"
+    assert "loss_type='cispo'" in trl["GRPOConfig.epsilon_high help"]["value"]
+    assert "recommended value is `5.0`" in trl["GRPOConfig.epsilon_high help"]["value"]
+    openrlhf = vectors("openrlhf")["defaults"]
+    assert openrlhf["--actor.policy_loss_type"]["value"] == "ppo"
+    assert openrlhf["--actor.policy_loss_type choices"]["value"] == ["ppo", "gspo"]  # no CISPO

@@ -161,7 +161,7 @@ def high_entropy_mask(
     if valid.size == 0:
         return np.zeros(h.shape, dtype=bool)
     if not (np.all(np.isfinite(valid)) and valid.min() >= 0):
-        bad = valid[~(np.isfinite(valid) & (valid >= 0))][0]
+        bad = valid[~(np.isfinite(valid) & (valid >= 0))][0].item()
         raise ValueError(f"entropies must be finite and ≥ 0 on response tokens, found {bad!r}")
     # c = Q_q(H over the response tokens), linear interpolation
     cut = np.quantile(valid, q, method="linear")

@@ -298,6 +298,8 @@ METHOD_FORMS = (
     "all",
     "any",
     "cumsum",
+    "logsumexp",
+    "quantile",
     "reshape",
     "flatten",
     "unsqueeze",

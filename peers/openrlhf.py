@@ -309,5 +309,5 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
             v.case("compute_entropy", f"{dtype} temperature={temperature}",
                    {"temperature": temperature}, {"logits": logits}, run)
-    v.defaults.update(argparse_options(cli, "--rollout.temperature"))
+    v.defaults.update(argparse_options(cli, "--rollout.temperature", "--actor.entropy_coef"))
     return v.data()

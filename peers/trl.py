@@ -429,5 +429,6 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                        f"{dtype} {label} {mlabel} threshold={threshold}",
                        {"threshold": threshold}, {"entropies": h, "mask": mm}, run)
     config = Source(pin, wheel, "trl/trainer/grpo_config.py")
-    v.defaults.update(dataclass_fields(config, "GRPOConfig", "temperature"))
+    v.defaults.update(dataclass_fields(config, "GRPOConfig", "temperature", "entropy_coef",
+                                       "use_adaptive_entropy"))
     return v.data()

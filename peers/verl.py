@@ -391,4 +391,5 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                    f"{dtype} temperature={temperature}", {"temperature": temperature},
                    {"logits": logits, "labels": labels}, run)
     v.defaults.update(yaml_keys(wheel, config + "rollout/rollout.yaml", "temperature"))
+    v.defaults.update(yaml_keys(wheel, config + "actor/actor.yaml", "entropy_coeff"))
     return v.data()

@@ -839,9 +839,14 @@ def test_trls_high_entropy_mask_keeps_at_least_the_top_share_and_every_tie_at_th
         assert (i["entropies"][real] >= i["entropies"][kept].min()).sum() == kept.sum()
 
 
-def test_the_defaults_the_logits_docstrings_state_are_the_pinned_libraries():
+def test_the_defaults_the_logits_pages_state_are_the_pinned_libraries():
     trl, verl, openrlhf = vectors("trl"), vectors("verl"), vectors("openrlhf")
     assert trl["defaults"]["GRPOConfig.temperature"]["value"] == 1.0
     assert trl["defaults"]["GRPOConfig.top_entropy_quantile"]["value"] == 1.0
     assert verl["defaults"]["verl/trainer/config/rollout/rollout.yaml:temperature"]["value"] == 1.0
     assert openrlhf["defaults"]["--rollout.temperature"]["value"] == 1.0
+    # the entropy bonus: off by default in all three
+    assert trl["defaults"]["GRPOConfig.entropy_coef"]["value"] == 0.0
+    assert trl["defaults"]["GRPOConfig.use_adaptive_entropy"]["value"] is False
+    assert verl["defaults"]["verl/trainer/config/actor/actor.yaml:entropy_coeff"]["value"] == 0
+    assert openrlhf["defaults"]["--actor.entropy_coef"]["value"] is None

@@ -369,6 +369,39 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.defaults["files mentioning sapo or kl_cov"] = {"value": files, "module": "*", "line": 0}
     # ---- GSPO (beyond/gspo_loss) ----------------------------------------------------------------
     _gspo_cases(v, f, ml, cli)
+
+    # ---- token_logprobs, token_entropy: log_probs_from_logits, compute_entropy ---------------
+    # Actor.forward divides the logits by the temperature in place, then takes both; here
+    # log_probs_from_logits gets the temperature itself (it divides in place the same way)
+    lg = mu.define({"torch": torch, "F": F}, "_logsumexp_by_chunk", "log_probs_from_logits",
+                   "compute_entropy")
+    v.operator("log_probs_from_logits", mu.where("log_probs_from_logits"),
+               "flash_attn is not installed (the ImportError path: gather − logsumexp); "
+               "outputs: log_probs")
+    v.operator("compute_entropy", mu.where("compute_entropy"),
+               "@torch.compile dropped; called on logits / temperature, as Actor.forward "
+               "divides them (div_) before it; outputs: entropy")
+    for dtype in DTYPES:
+        rng, dt = np.random.default_rng(3400), DTYPES[dtype]
+        logits = grid(rng, (2, 5, 13), 2.0, dt)
+        logits[0, 0] = np.linspace(-80, 80, 13).astype(dt)  # a near one-hot row
+        labels = rng.integers(0, 13, (2, 5))
+        for temperature in (1.0, 0.7, 1.5):
+
+            def run(logits=logits, labels=labels, temperature=temperature):
+                out = lg["log_probs_from_logits"](tensor(logits), torch.from_numpy(labels),
+                                                  temperature=temperature)
+                return {"log_probs": out}
+
+            v.case("log_probs_from_logits", f"{dtype} temperature={temperature}",
+                   {"temperature": temperature}, {"logits": logits, "labels": labels}, run)
+
+            def run(logits=logits, temperature=temperature):
+                return {"entropy": lg["compute_entropy"](tensor(logits) / temperature)}
+
+            v.case("compute_entropy", f"{dtype} temperature={temperature}",
+                   {"temperature": temperature}, {"logits": logits}, run)
+    v.defaults.update(argparse_options(cli, "--rollout.temperature", "--actor.entropy_coef"))
     return v.data()
 
 

@@ -11,6 +11,7 @@ in the provenance) with the variables those lines read.
 from __future__ import annotations
 
 import ast
+import itertools
 import math
 import types
 import zipfile
@@ -262,14 +263,15 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("selective_log_softmax", ut.where("selective_log_softmax"),
                "is_triton_available() is False (CPU: the PyTorch path); outputs: logps")
     v.operator("entropy_from_logits", ut.where("entropy_from_logits"),
-               "is_triton_available() is False (CPU: the PyTorch path); outputs: entropy")
+               "is_triton_available() is False (CPU: the PyTorch path); called on logits / "
+               "temperature (as selective_log_softmax_and_entropy divides them); outputs: entropy")
     for dtype in DTYPES:
         dt = DTYPES[dtype]
         rng = np.random.default_rng(2000)
         logits = grid(rng, (3, 4, 11), 3.0, dt)
         logits[0, 0] = np.linspace(-80, 80, 11).astype(dt)  # a near one-hot row
         index = rng.integers(0, 11, (3, 4))
-        for temperature in (1.0, 0.7):
+        for temperature in (1.0, 0.7, 1.5):
 
             def run(logits=logits, index=index, temperature=temperature):
                 out = u["selective_log_softmax"](tensor(logits), torch.from_numpy(index),
@@ -278,13 +280,16 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
             v.case("selective_log_softmax", f"{dtype} temperature={temperature}",
                    {"temperature": temperature}, {"logits": logits, "index": index}, run)
-        for chunk_size in (128, 5):
+        for temperature, chunk_size in itertools.product((1.0, 0.7), (128, 5)):
 
-            def run(logits=logits, chunk_size=chunk_size):
-                return {"entropy": u["entropy_from_logits"](tensor(logits), chunk_size)}
+            def run(logits=logits, chunk_size=chunk_size, temperature=temperature):
+                z = tensor(logits) / temperature
+                return {"entropy": u["entropy_from_logits"](z, chunk_size)}
 
-            v.case("entropy_from_logits", f"{dtype} chunk_size={chunk_size}",
-                   {"chunk_size": chunk_size}, {"logits": logits}, run)
+            v.case("entropy_from_logits",
+                   f"{dtype} temperature={temperature} chunk_size={chunk_size}",
+                   {"temperature": temperature, "chunk_size": chunk_size}, {"logits": logits},
+                   run)
 
     # ---- DPO (sigmoid) and the reward model's loss -------------------------------------------
     v.operator(
@@ -524,6 +529,68 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.defaults["files mentioning kl_cov"] = {"value": files, "module": "*", "line": 0}
     # ---- GSPO and CISPO (beyond/gspo_loss, beyond/cispo_loss) -----------------------------------
     _gspo_cispo_cases(v, lib, pin, wheel)
+
+    # ---- token_logprobs, token_entropy, high_entropy_mask ------------------------------------
+    # selective_log_softmax_and_entropy: TRL's one function that takes the temperature for both
+    ut.define(u, "selective_log_softmax_and_entropy")
+    v.operator("selective_log_softmax_and_entropy",
+               ut.where("selective_log_softmax_and_entropy"),
+               "is_triton_available() is False (CPU: the PyTorch path), row_mask None; "
+               "outputs: logps, entropy")
+    for dtype in DTYPES:
+        dt = DTYPES[dtype]
+        rng = np.random.default_rng(2200)
+        logits = grid(rng, (3, 5, 13), 2.0, dt)
+        logits[1, 2] = np.linspace(-60, 60, 13).astype(dt)  # a near one-hot row
+        logits[2, 0] = 0.0  # a uniform row: H = log 13
+        index = rng.integers(0, 13, (3, 5))
+        for temperature in (1.0, 0.7, 1.5):
+
+            def run(logits=logits, index=index, temperature=temperature):
+                logps, entropy = u["selective_log_softmax_and_entropy"](
+                    tensor(logits), torch.from_numpy(index), temperature=temperature)
+                return {"logps": logps, "entropy": entropy}
+
+            v.case("selective_log_softmax_and_entropy", f"{dtype} temperature={temperature}",
+                   {"temperature": temperature}, {"logits": logits, "index": index}, run)
+
+    # get_high_entropy_mask: the method, on a stand-in self of one process
+    high_entropy_mask = gr.define({"torch": torch}, "GRPOTrainer.get_high_entropy_mask")
+    v.operator("GRPOTrainer.get_high_entropy_mask", gr.where("GRPOTrainer.get_high_entropy_mask"),
+               "called whole on a stand-in self whose accelerator is one process "
+               "(pad_across_processes and gather return their input); _compute_loss passes "
+               "threshold = 1 - top_entropy_quantile; outputs: entropy_mask")
+    one_process = types.SimpleNamespace(accelerator=types.SimpleNamespace(
+        pad_across_processes=lambda x, dim=0, pad_index=0: x, gather=lambda x: x))
+    for dtype in DTYPES:
+        dt = DTYPES[dtype]
+        rng = np.random.default_rng(2300)
+        m = mask(ALL_LAYOUTS, dt)  # 23 response tokens
+        ent = {
+            # distinct values on the grid; padding holds larger ones than any response token
+            "distinct": np.where(m > 0, np.abs(grid(rng, m.shape, 1.0, dt)), 9.0).astype(dt),
+            # multiples of 1/4: ties everywhere, also at the cut
+            "ties": (rng.integers(0, 8, m.shape) / 4.0).astype(dt),
+            # every response token of equal entropy
+            "all equal": np.full(m.shape, 0.5, dt),
+        }
+        layouts = {"all layouts": m, "no response token": np.zeros_like(m)}
+        for (label, h), (mlabel, mm) in itertools.product(ent.items(), layouts.items()):
+            if mlabel == "no response token" and label != "distinct":
+                continue
+            for threshold in (0.0, 0.5, 0.8, 0.95, 1.0):
+
+                def run(h=h, mm=mm, threshold=threshold):
+                    out = high_entropy_mask["get_high_entropy_mask"](
+                        one_process, tensor(h), tensor(mm), threshold)
+                    return {"entropy_mask": out}
+
+                v.case("GRPOTrainer.get_high_entropy_mask",
+                       f"{dtype} {label} {mlabel} threshold={threshold}",
+                       {"threshold": threshold}, {"entropies": h, "mask": mm}, run)
+    config = Source(pin, wheel, "trl/trainer/grpo_config.py")
+    v.defaults.update(dataclass_fields(config, "GRPOConfig", "temperature", "entropy_coef",
+                                       "use_adaptive_entropy"))
     return v.data()
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import math
+import os
 import types
 from collections import defaultdict
 from pathlib import Path
@@ -331,16 +332,20 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                     v.case("agg_loss", f"{dtype} {label} {mode}{tag}", kwargs, inputs, run)
 
     # ---- entropy from logits ----------------------------------------------------------------
-    v.operator("entropy_from_logits", tf.where("entropy_from_logits"), "outputs: entropy")
+    v.operator("entropy_from_logits", tf.where("entropy_from_logits"),
+               "called on logits / temperature (python division; see _scale_logits_by_temperature "
+               "for the engine's own); outputs: entropy")
     for dtype in DTYPES:
         rng, dt = np.random.default_rng(2000), DTYPES[dtype]
         logits = grid(rng, (3, 4, 11), 3.0, dt)
         logits[0, 0] = np.linspace(-80, 80, 11).astype(dt)  # a near one-hot row
+        for temperature in (1.0, 0.7):
 
-        def run(logits=logits):
-            return {"entropy": f["entropy_from_logits"](tensor(logits))}
+            def run(logits=logits, temperature=temperature):
+                return {"entropy": f["entropy_from_logits"](tensor(logits) / temperature)}
 
-        v.case("entropy_from_logits", dtype, {}, {"logits": logits}, run)
+            v.case("entropy_from_logits", f"{dtype} temperature={temperature}",
+                   {"temperature": temperature}, {"logits": logits}, run)
 
     # ---- the defaults the docstrings state ------------------------------------------------------
     config = "verl/trainer/config/"
@@ -612,6 +617,41 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                                 "policy_loss.clip_cov_ub"))
     # ---- GSPO and CISPO (beyond/gspo_loss, beyond/cispo_loss) -----------------------------------
     _gspo_cispo_cases(v, f, ca, pin, wheel)
+
+    # ---- token_logprobs, token_entropy: the FSDP engine's temperature, then the two ---------
+    # logprobs_from_logits on CPU (no flash-attn, no NPU: logprobs_from_logits_v2)
+    lp = tf.define({"torch": torch, "F": torch.nn.functional, "os": os,
+                    "FLAH_ATTN_CROSS_ENTROPY_LOSS_AVAILABLE": False,
+                    "NPU_CROSS_ENTROPY_LOSS_AVAILABLE": False},
+                   "logprobs_from_logits_v2", "logprobs_from_logits")
+    ti = Source(pin, wheel, "verl/workers/engine/fsdp/transformer_impl.py")
+    scale = ti.define({"torch": torch}, "_scale_logits_by_temperature")
+    v.operator("logprobs_from_logits (after _scale_logits_by_temperature)",
+               tf.where("logprobs_from_logits"),
+               f"{ti.module_path}:_scale_logits_by_temperature (lines "
+               f"{ti.lifted['_scale_logits_by_temperature']['lines']}) divides the logits by the "
+               "temperature, held as a float32 tensor [N, 1] as the engine holds it; then "
+               "logprobs_from_logits and entropy_from_logits of the scaled logits; outputs: "
+               "log_probs, entropy")
+    for dtype in DTYPES:
+        rng, dt = np.random.default_rng(2400), DTYPES[dtype]
+        logits = grid(rng, (6, 13), 2.0, dt)  # N tokens (packed, as the engine holds them), V
+        labels = rng.integers(0, 13, 6)
+        for temperature in (1.0, 0.7, 1.5):
+
+            def run(logits=logits, labels=labels, temperature=temperature):
+                z = tensor(logits)
+                tau = torch.full((z.shape[0], 1), temperature, dtype=torch.float32)
+                z = scale["_scale_logits_by_temperature"](z, tau,
+                                                          is_unit_temperature=temperature == 1.0)
+                return {"log_probs": lp["logprobs_from_logits"](z, torch.from_numpy(labels)),
+                        "entropy": f["entropy_from_logits"](z)}
+
+            v.case("logprobs_from_logits (after _scale_logits_by_temperature)",
+                   f"{dtype} temperature={temperature}", {"temperature": temperature},
+                   {"logits": logits, "labels": labels}, run)
+    v.defaults.update(yaml_keys(wheel, config + "rollout/rollout.yaml", "temperature"))
+    v.defaults.update(yaml_keys(wheel, config + "actor/actor.yaml", "entropy_coeff"))
     return v.data()
 
 

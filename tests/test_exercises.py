@@ -21,7 +21,10 @@ from .conftest import EXERCISES, LESSONS
 
 
 def _as_torch(value, dtype):
-    return torch.tensor(value, dtype=dtype) if isinstance(value, np.ndarray) else value
+    """Float arrays in ``dtype``; integer arrays (token ids) keep their own."""
+    if not isinstance(value, np.ndarray):
+        return value
+    return torch.tensor(value, dtype=dtype if value.dtype.kind == "f" else None)
 
 
 def _as_numpy(value) -> object:

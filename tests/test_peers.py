@@ -32,10 +32,10 @@ from rl_ops_numpy import (
     cispo_loss,
     compute_gae,
     dpo_loss,
-    entropy_from_logits,
     group_advantages,
     grpo_policy_loss,
     gspo_loss,
+    high_entropy_mask,
     informative_groups,
     kl_cov_loss,
     kl_estimators,
@@ -50,6 +50,7 @@ from rl_ops_numpy import (
     rollout_is_weights,
     sapo_loss,
     shape_token_rewards,
+    token_entropy,
     token_logprobs,
     value_clipped_loss,
 )
@@ -537,21 +538,27 @@ def test_trls_nanstd_is_the_unbiased_std_of_the_values_that_are_not_nan(case):
 @pytest.mark.parametrize("case", cases("trl", "selective_log_softmax"))
 def test_token_logprobs_equal_trls_selective_log_softmax(case):
     i = case["inputs"]
-    ours = token_logprobs(i["logits"], i["index"], case["kwargs"]["temperature"])
+    ours = token_logprobs(i["logits"], i["index"], temperature=case["kwargs"]["temperature"])
     close(ours, case["outputs"]["logps"])
 
 
 @pytest.mark.parametrize("case", cases("trl", "entropy_from_logits"))
-def test_entropy_from_logits_equals_trls(case):
-    close(entropy_from_logits(case["inputs"]["logits"]), case["outputs"]["entropy"])
+def test_token_entropy_equals_trls_entropy_from_logits_of_the_scaled_logits(case):
+    ours = token_entropy(case["inputs"]["logits"], temperature=case["kwargs"]["temperature"])
+    close(ours, case["outputs"]["entropy"])
+
+
+def _within_ulps_of_the_largest_scaled_logit(z: np.ndarray, temperature: float) -> float:
+    """verl's and OpenRLHF's logsumexp(z) − Σ softmax(z)·z cancels two numbers as large as the
+    (scaled) logits: an absolute error of a few ulps of the largest one."""
+    return 8 * float(np.spacing((np.abs(z).max() / temperature).astype(z.dtype)))
 
 
 @pytest.mark.parametrize("case", cases("verl", "entropy_from_logits"))
-def test_entropy_from_logits_equals_verls_within_a_few_ulps_of_the_largest_logit(case):
-    # verl's logsumexp(z) − Σ softmax(z)·z cancels two numbers as large as the logits
-    z = case["inputs"]["logits"]
-    ulp = float(np.spacing(np.abs(z).max()))
-    close(entropy_from_logits(z), case["outputs"]["entropy"], atol=8 * ulp)
+def test_token_entropy_equals_verls_within_a_few_ulps_of_the_largest_logit(case):
+    z, tau = case["inputs"]["logits"], case["kwargs"]["temperature"]
+    close(token_entropy(z, temperature=tau), case["outputs"]["entropy"],
+          atol=_within_ulps_of_the_largest_scaled_logit(z, tau))
 
 
 @pytest.mark.parametrize("case", cases("trl", "DPOTrainer._compute_loss (sigmoid)"))
@@ -1339,3 +1346,92 @@ def test_gspo_and_cispo_defaults_in_verl_and_trl():
     openrlhf = vectors("openrlhf")["defaults"]
     assert openrlhf["--actor.policy_loss_type"]["value"] == "ppo"
     assert openrlhf["--actor.policy_loss_type choices"]["value"] == ["ppo", "gspo"]  # no CISPO
+# ---- token_logprobs, token_entropy, high_entropy_mask (the beyond chapter, Exercises 1–3) ------
+
+
+@pytest.mark.parametrize("case", cases("trl", "selective_log_softmax_and_entropy"))
+def test_token_logprobs_and_entropy_equal_trls_selective_log_softmax_and_entropy(case):
+    i, tau = case["inputs"], case["kwargs"]["temperature"]
+    close(token_logprobs(i["logits"], i["index"], temperature=tau), case["outputs"]["logps"])
+    close(token_entropy(i["logits"], temperature=tau), case["outputs"]["entropy"])
+
+
+@pytest.mark.parametrize("case", cases("trl", "selective_log_softmax_and_entropy"))
+def test_trl_divides_by_the_temperature_before_both_so_tau_1_is_not_tau(case):
+    # the lesson's point: the same logits at τ ≠ 1 give other log-probs and entropies
+    i, tau = case["inputs"], case["kwargs"]["temperature"]
+    if tau == 1.0:
+        return
+    at_one = token_logprobs(i["logits"], i["index"])
+    assert np.abs(at_one - case["outputs"]["logps"]).max() > 1e-2
+    # a hotter sampler is less sure, except on a uniform row (the same at any τ)
+    uniform = (i["logits"] == i["logits"][..., :1]).all(-1)
+    at_one, theirs = token_entropy(i["logits"])[~uniform], case["outputs"]["entropy"][~uniform]
+    assert uniform.any() and ((at_one < theirs) if tau > 1 else (at_one > theirs)).all()
+
+
+@pytest.mark.parametrize(
+    "case", cases("verl", "logprobs_from_logits (after _scale_logits_by_temperature)"))
+def test_token_logprobs_and_entropy_equal_verls_engine_at_its_float32_temperature(case):
+    # verl's engine holds the temperature as a float32 tensor and casts it to the logits'
+    # dtype: float64 logits are divided by float32(τ) (0.699999988 for 0.7)
+    i, o = case["inputs"], case["outputs"]
+    tau = float(np.float32(case["kwargs"]["temperature"]))
+    z = i["logits"]
+    close(token_logprobs(z, i["labels"], temperature=tau), o["log_probs"])
+    close(token_entropy(z, temperature=tau), o["entropy"],
+          atol=_within_ulps_of_the_largest_scaled_logit(z, tau))
+    if z.dtype == np.float64 and tau != np.float64(case["kwargs"]["temperature"]):
+        exact = token_logprobs(z, i["labels"], temperature=case["kwargs"]["temperature"])
+        assert not np.allclose(exact, o["log_probs"], rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("case", cases("openrlhf", "log_probs_from_logits"))
+def test_token_logprobs_equal_openrlhfs_log_probs_from_logits(case):
+    i = case["inputs"]
+    ours = token_logprobs(i["logits"], i["labels"], temperature=case["kwargs"]["temperature"])
+    close(ours, case["outputs"]["log_probs"])
+
+
+@pytest.mark.parametrize("case", cases("openrlhf", "compute_entropy"))
+def test_token_entropy_equals_openrlhfs_compute_entropy_within_a_few_ulps_of_the_largest_logit(
+        case):
+    z, tau = case["inputs"]["logits"], case["kwargs"]["temperature"]
+    close(token_entropy(z, temperature=tau), case["outputs"]["entropy"],
+          atol=_within_ulps_of_the_largest_scaled_logit(z, tau))
+
+
+@pytest.mark.parametrize("case", cases("trl", "GRPOTrainer.get_high_entropy_mask"))
+def test_high_entropy_mask_equals_trls_get_high_entropy_mask(case):
+    i = case["inputs"]
+    ours = high_entropy_mask(i["entropies"], i["mask"], case["kwargs"]["threshold"])
+    theirs = case["outputs"]["entropy_mask"]
+    assert ours.dtype == theirs.dtype == np.bool_
+    np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("case", cases("trl", "GRPOTrainer.get_high_entropy_mask"))
+def test_trls_high_entropy_mask_keeps_at_least_the_top_share_and_every_tie_at_the_cut(case):
+    i, q = case["inputs"], case["kwargs"]["threshold"]
+    real = i["mask"] != 0
+    kept = case["outputs"]["entropy_mask"]
+    assert not kept[~real].any()
+    n = int(real.sum())
+    if n:
+        # the cut lies at the sorted position q(n − 1): every token after it is kept (and the
+        # one there if the position is whole), and every token equal to the lowest one kept
+        assert kept.sum() >= n - 1 - math.floor(q * (n - 1))
+        assert (i["entropies"][real] >= i["entropies"][kept].min()).sum() == kept.sum()
+
+
+def test_the_defaults_the_logits_pages_state_are_the_pinned_libraries():
+    trl, verl, openrlhf = vectors("trl"), vectors("verl"), vectors("openrlhf")
+    assert trl["defaults"]["GRPOConfig.temperature"]["value"] == 1.0
+    assert trl["defaults"]["GRPOConfig.top_entropy_quantile"]["value"] == 1.0
+    assert verl["defaults"]["verl/trainer/config/rollout/rollout.yaml:temperature"]["value"] == 1.0
+    assert openrlhf["defaults"]["--rollout.temperature"]["value"] == 1.0
+    # the entropy bonus: off by default in all three
+    assert trl["defaults"]["GRPOConfig.entropy_coef"]["value"] == 0.0
+    assert trl["defaults"]["GRPOConfig.use_adaptive_entropy"]["value"] is False
+    assert verl["defaults"]["verl/trainer/config/actor/actor.yaml:entropy_coeff"]["value"] == 0
+    assert openrlhf["defaults"]["--actor.entropy_coef"]["value"] is None

@@ -1308,3 +1308,84 @@ def test_torch_layer_installed_restores_modules_even_after_an_error():
         assert sys.modules["torch"] is layer
         _ = 1 / 0
     assert sys.modules.get("torch") is before
+
+
+# ---- logsumexp and quantile (the beyond chapter's token_logprobs and high_entropy_mask) --------
+
+
+LSE_SHAPES = [(1,), (7,), (3, 11), (2, 5, 13), (4, 1, 6)]
+
+
+@pytest.mark.parametrize("shape", LSE_SHAPES, ids=str)
+def test_logsumexp_matches_torch_within_ulps_of_the_largest_magnitude(shape):
+    # log Σ exp(x − m) + m: a few roundings of numbers as large as max(|m|, |result|, 1)
+    rng = np.random.default_rng(sum(shape) + 11)
+    for dtype in (np.float32, np.float64):
+        data = (rng.standard_normal(shape) * 4).astype(dtype)
+        data.reshape(-1)[0] = -np.inf  # a token of probability 0
+        dims: list[Any] = [*range(-len(shape), len(shape))]
+        if len(shape) > 1:
+            dims.append((0, len(shape) - 1))
+        for dim in dims:
+            for keepdim in (False, True):
+                want = real_torch.from_numpy(data).logsumexp(dim, keepdim=keepdim)
+                got = layer.logsumexp(layer.from_numpy(data), dim, keepdim=keepdim)
+                g, w = as_array(got), as_array(want)
+                assert g.shape == w.shape and g.dtype == w.dtype
+                finite = np.abs(data[np.isfinite(data)]).max(initial=0.0)
+                same = g == w  # the infinities (a row of −inf) too
+                with np.errstate(invalid="ignore"):
+                    scale = np.maximum(1.0, np.maximum(np.abs(w), finite))
+                    err = np.where(same, 0.0, np.abs(g.astype(np.float64) - w)
+                                   / (float(np.finfo(dtype).eps) * scale))
+                assert err.max() <= COMPOSITE_ULPS, (dim, keepdim, err.max())
+
+
+def test_logsumexp_of_infinities_empty_rows_and_integers_is_torchs():
+    for expr in ["torch.logsumexp(torch.tensor([[float('-inf'), float('-inf')], [1.0, 2.0]]), 1)",
+                 "torch.logsumexp(torch.tensor([float('inf'), 1.0]), 0)",
+                 "torch.logsumexp(torch.zeros(2, 0), 1)",
+                 "torch.logsumexp(torch.tensor([0, 0]), 0)",
+                 "torch.logsumexp(torch.tensor(2.0), 0)",
+                 "torch.tensor([[0.0, 0.0]]).logsumexp(-1, keepdim=True)"]:
+        assert agree(evaluate(expr, layer), evaluate(expr, real_torch), 1), expr
+
+
+@pytest.mark.parametrize("shape", [(1,), (5,), (6,), (24,), (3, 8), (2, 5, 4)], ids=str)
+def test_quantile_is_torchs_bits_at_whole_ranks_and_within_an_ulp_of_the_values_between(shape):
+    rng = np.random.default_rng(sum(shape) + 5)
+    for dtype in (np.float32, np.float64):
+        data = np.abs(rng.standard_normal(shape) * 2).astype(dtype)
+        data.reshape(-1)[-1] = data.reshape(-1)[0]  # a tie
+        dims: list[Any] = [None, *range(-len(shape), len(shape))]
+        for dim in dims:
+            n = data.size if dim is None else shape[dim]
+            for q in (0.0, 0.2, 0.5, 0.8, 0.95, 1.0, 1 / 3):
+                for interpolation in ("linear", "lower", "higher", "midpoint", "nearest"):
+                    kw = {"dim": dim, "keepdim": q == 0.5, "interpolation": interpolation}
+                    want = real_torch.from_numpy(data).quantile(q, **kw)
+                    got = layer.quantile(layer.from_numpy(data), q, **kw)
+                    rank = np.float64(dtype(q) * dtype(n - 1))
+                    if interpolation in ("linear",) and rank != np.floor(rank):
+                        # torch's vector lerp fuses the multiply-add; an ulp of the larger value
+                        g, w = as_array(got), as_array(want)
+                        assert g.shape == w.shape and g.dtype == w.dtype
+                        spacing = float(np.spacing(dtype(np.abs(data).max())))
+                        assert np.abs(g.astype(np.float64) - w).max() <= spacing
+                    else:
+                        assert_same(got, want)
+
+
+def test_quantile_refuses_what_torch_refuses_and_gives_nan_for_a_nan_slice():
+    for expr in ["torch.quantile(torch.tensor([1, 2, 3]), 0.5)",
+                 "torch.quantile(torch.tensor([1.0, 2.0]), 1.5)",
+                 "torch.quantile(torch.tensor([1.0, 2.0]), -0.1)",
+                 "torch.quantile(torch.tensor([]), 0.5)",
+                 "torch.quantile(torch.tensor([1.0, 2.0]), 0.5, interpolation='cubic')",
+                 "torch.quantile(torch.tensor([[0.1, float('nan')], [0.3, 0.2]]), 0.3, dim=1)",
+                 "torch.quantile(torch.tensor(3.0), 0.5)",
+                 "torch.quantile(torch.tensor([1.0, 4.0]), torch.tensor(0.25))",
+                 "torch.tensor([[0.5, 0.1], [0.2, 0.9]]).quantile(0.0, keepdim=True)"]:
+        assert evaluate(expr, layer) == evaluate(expr, real_torch), expr
+    with pytest.raises(Exception, match="quantile"):
+        layer.quantile(layer.tensor([1.0, 2.0]), layer.tensor([0.2, 0.8]))

@@ -299,6 +299,8 @@ METHOD_FORMS = (
     "all",
     "any",
     "cumsum",
+    "logsumexp",
+    "quantile",
     "reshape",
     "flatten",
     "unsqueeze",

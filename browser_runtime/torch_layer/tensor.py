@@ -870,6 +870,73 @@ class Tensor:
         # torch accumulates a float cumsum in double and rounds each partial sum
         return Tensor._make(np.cumsum(x, axis=axis, dtype=np.float64).astype(x.dtype))
 
+    def logsumexp(self, dim: Any, keepdim: bool = False) -> Tensor:
+        """torch.logsumexp: ``log Σ exp(x − m) + m`` with ``m`` the maximum over ``dim`` (0 where
+        it is infinite), as torch computes it; integers become the default float."""
+        x = self._float_input()
+        axes = _normalize_dims(dim, x.ndim)
+        with np.errstate(all="ignore"):
+            top = np.max(x, axis=axes, keepdims=True) if x.size else np.zeros((1,) * x.ndim,
+                                                                                 x.dtype)
+            top = np.where(np.isinf(top), x.dtype.type(0), top)
+            total = float_sum(float_unary(np.exp, x - top), axes)
+            out = float_unary(np.log, np.asarray(total)) + np.squeeze(top, axes)
+        return Tensor._make(_keep(np.asarray(out, x.dtype), axes, keepdim))
+
+    def quantile(self, q: Any, dim: Any = None, keepdim: bool = False, *,
+                 interpolation: str = "linear") -> Tensor:
+        """torch.quantile with a scalar ``q``: the values sorted along ``dim`` (every value when
+        None), the rank ``q·(n − 1)`` computed in the tensor's dtype, then torch's interpolation
+        between the two values around it (``lerp``: exact at a whole rank, else within an ulp of
+        torch, whose vector kernel fuses the multiply-add); NaN if the slice holds a NaN."""
+        if self.dtype not in (dtypes.float32, dtypes.float64):
+            raise RuntimeError("quantile() input tensor must be either float or double dtype")
+        if isinstance(q, Tensor):
+            if q.ndim:
+                raise unsupported("torch.quantile with a tensor of several q", _TENSOR_API)
+            q = q.item()
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
+        modes = ("linear", "lower", "higher", "midpoint", "nearest")
+        if interpolation not in modes:
+            raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
+                               f"midpoint or nearest, but got {interpolation}")
+        if self._data.size == 0:
+            raise RuntimeError("quantile() input tensor must be non-empty")
+        x = self._data
+        if dim is None:
+            axis, x = -1, x.reshape(-1)
+        else:
+            axis = normalize_dim(dim, self.ndim)
+            x = np.moveaxis(x if x.ndim else x.reshape(1), axis, -1)
+        ordered = np.sort(x, axis=-1)  # NaN last, as torch's sort
+        kind = x.dtype.type
+        last = ordered.shape[-1] - 1
+        # r = q·(n − 1) in the tensor's dtype; the last index where the slice holds a NaN
+        rank = np.where(np.isnan(ordered).any(axis=-1), kind(last), kind(q) * kind(last))
+        if interpolation == "lower":
+            rank = np.floor(rank)
+        elif interpolation == "higher":
+            rank = np.ceil(rank)
+        elif interpolation == "nearest":
+            rank = np.round(rank)  # half to even, as torch's round
+        below = rank.astype(np.int64)
+        low = np.take_along_axis(ordered, below[..., None], -1)[..., 0]
+        if interpolation in ("linear", "midpoint"):
+            weight = np.full_like(rank, 0.5) if interpolation == "midpoint" else rank - below
+            high = np.take_along_axis(ordered, np.ceil(rank).astype(np.int64)[..., None],
+                                      -1)[..., 0]
+            with np.errstate(all="ignore"):
+                # lerp: start + w·(end − start) for w < 0.5, else end − (1 − w)·(end − start)
+                small = np.abs(weight) < 0.5
+                coeff = np.where(small, weight, weight - kind(1)).astype(np.float64)
+                base = np.where(small, low, high).astype(np.float64)
+                low = (base + coeff * (high - low).astype(np.float64)).astype(x.dtype)
+        out = np.asarray(low, x.dtype)
+        if keepdim:
+            out = out.reshape((1,) * self.ndim) if dim is None else np.expand_dims(out, axis)
+        return Tensor._make(out)
+
     # ---- shape -----------------------------------------------------------------------------------
 
     def reshape(self, *shape: Any) -> Tensor:

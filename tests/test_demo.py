@@ -28,21 +28,35 @@ from rl_ops_numpy.demo.reward import (
     short_penalty,
 )
 from rl_ops_numpy.demo.train import (
+    GRPO_VARIANTS,
+    Variant,
+    _aggregation_weights,
     _Logger,
     dpo_loss_and_grads,
     grpo_loss_and_grads,
+    gspo_loss_and_grad,
     policy_loss_and_grads,
     sft_loss_and_grads,
+    tis_grpo_loss_and_grad,
+    tis_weights,
     train_grpo,
     train_sft,
     value_loss_and_grads,
+    variant_loss_and_grads,
 )
 from rl_ops_numpy.grpo import LOSS_AGG_MODES
 
 ROOT = Path(__file__).resolve().parent.parent
-# a run small enough to repeat: every phase, a few logging steps each
-TINY = DemoConfig.browser(sft_steps=10, ppo_steps=10, dpo_steps=10, grpo_steps=10)
-TINY_FLAGS = ["--browser", *[f"--{p}-steps=10" for p in ("sft", "ppo", "dpo", "grpo")]]
+# a run small enough to repeat: every phase and every run beside GRPO, a few logging steps each
+TINY = DemoConfig.browser(
+    sft_steps=10, ppo_steps=10, dpo_steps=10, grpo_steps=10, grpo_variants=True
+)
+TINY_FLAGS = [
+    "--browser",
+    "--grpo-variants",
+    *[f"--{p}-steps=10" for p in ("sft", "ppo", "dpo", "grpo")],
+]
+PHASES = ["sft", "ppo", "dpo", "grpo", *GRPO_VARIANTS]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -134,6 +148,50 @@ def test_teacher_forcing_batch_of_words():
     assert batch.actions.tolist() == [[4, 5, EOS, 0], [6, EOS, 0, 0]]
     assert batch.mask.tolist() == [[1, 1, 1, 0], [1, 1, 0, 0]]
     assert [decode(a) for a in batch.actions] == ["ab", "c"]
+
+
+def test_sampling_returns_the_log_probs_it_drew_with():
+    model = _random_model(10, max_len=6)
+    prompts = np.arange(FIRST_LETTER, FIRST_LETTER + 26)
+    batch = model.sample(prompts, np.random.default_rng(3), 0.8)
+    lp, _ = model.token_logprobs(batch, 0.8)
+    np.testing.assert_allclose(batch.logprobs, lp, rtol=0, atol=1e-12)
+    # σ = 0 draws no noise: the same words, whatever the noise generator
+    again = model.sample(
+        prompts, np.random.default_rng(3), 0.8, logit_noise=0.0, noise_rng=np.random.default_rng(9)
+    )
+    assert again.words() == batch.words()
+    assert batch.take(np.array([2, 0])).logprobs.tolist() == batch.logprobs[[2, 0]].tolist()
+
+
+def test_a_perturbed_sampler_draws_from_its_own_distribution():
+    # the rollout log-probs are those of softmax((z + ε)/τ), not the model's: replay the noise
+    model = _random_model(11, max_len=6)
+    prompts = np.repeat(np.arange(FIRST_LETTER, FIRST_LETTER + 26), 8)
+    tau, sigma = 0.8, 0.5
+    batch = model.sample(
+        prompts, np.random.default_rng(4), tau, logit_noise=sigma,
+        noise_rng=np.random.default_rng(5),
+    )
+    noise = np.random.default_rng(5)
+    B, T = batch.actions.shape
+    expected = np.zeros((B, T))
+    for t in range(T):
+        if not batch.mask[:, t].any():
+            break
+        logp = model.log_probs(batch.prev[:, t], batch.pos[:, t], tau)  # [B, V]
+        eps = sigma * noise.standard_normal(logp.shape)
+        mu = logp + eps / tau
+        mu = mu - np.logaddexp.reduce(mu, axis=1, keepdims=True)
+        expected[:, t] = mu[np.arange(B), batch.actions[:, t]] * batch.mask[:, t]
+    np.testing.assert_allclose(batch.logprobs, expected, atol=1e-9)
+    train_lp, _ = model.token_logprobs(batch, tau)
+    m = batch.mask == 1
+    assert not np.allclose(batch.logprobs[m], train_lp[m])
+    # KL(μ ‖ π) per word, estimated on μ's words, is positive
+    assert ((batch.logprobs - train_lp) * batch.mask).sum(axis=1).mean() > 0
+    with pytest.raises(ValueError, match="noise_rng"):
+        model.sample(prompts, np.random.default_rng(4), logit_noise=0.1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,12 +290,160 @@ def test_grpo_gradient_with_clipping_kl_and_every_aggregation():
     assert (np.abs(ratio - 1) > 0.2).any() and (np.abs(ratio - 1) < 0.2).any()
     for mode in LOSS_AGG_MODES:
         cfg = DemoConfig(max_len=4, temperature=1.0, grpo_beta=0.3, grpo_loss_agg_mode=mode)
-        _, grads = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)
+        _, grads, _ = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)
         numeric = _numeric_grad(
             lambda cfg=cfg: grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)[0],
             model.params,
         )
         _assert_grads_match(grads, numeric)
+
+
+def _grpo_batch(seed: int):
+    """A model, a group-sampled batch, and old / reference / rollout log-probs far enough from
+    the model's that clipping and truncation are both active."""
+    rng = np.random.default_rng(seed)
+    model, old, ref = _random_model(seed), _random_model(seed + 1), _random_model(seed + 2)
+    batch = model.sample(np.repeat(rng.integers(FIRST_LETTER, 30, 3), 4), rng)
+    old_lp, _ = old.token_logprobs(batch)
+    ref_lp, _ = ref.token_logprobs(batch)
+    rollout_lp = old_lp + rng.normal(0.0, 1.0, old_lp.shape) * batch.mask
+    adv = group_advantages(rng.normal(size=12), 4)  # [N], one per word
+    return model, batch, old_lp, ref_lp, rollout_lp, adv
+
+
+def test_tis_weights_truncate_the_ratio_at_c_and_vanish_on_padding():
+    _, batch, old_lp, _, rollout_lp, _ = _grpo_batch(12)
+    m = batch.mask
+    w = tis_weights(old_lp, rollout_lp, m, threshold=2.0)
+    ratio = np.exp(old_lp - rollout_lp)
+    assert (w[m == 0] == 0).all()
+    assert ((ratio > 2) & (m == 1)).any() and ((ratio < 2) & (m == 1)).any()
+    np.testing.assert_allclose(w[m == 1], np.minimum(ratio, 2.0)[m == 1])
+    # log-ratios beyond ±20 (verl's SAFETY_BOUND) are bounded before exp
+    lo = tis_weights(np.array([[-100.0]]), np.array([[0.0]]), np.ones((1, 1)), 2.0)
+    assert lo[0, 0] == pytest.approx(math.exp(-20))
+
+
+@pytest.mark.parametrize("mode", LOSS_AGG_MODES)
+def test_grpo_with_tis_weights_gradient(mode):
+    model, batch, old_lp, ref_lp, rollout_lp, adv = _grpo_batch(13)
+    new_lp, _ = model.token_logprobs(batch)
+    ratio = np.exp(new_lp - old_lp)[batch.mask == 1]
+    assert (np.abs(ratio - 1) > 0.2).any() and (np.abs(ratio - 1) < 0.2).any()
+    w = tis_weights(old_lp, rollout_lp, batch.mask)  # constants: some truncated, some not
+    assert ((w == 2.0).any()) and ((w > 0) & (w < 2.0)).any()
+    cfg = DemoConfig(max_len=4, grpo_beta=0.3, grpo_loss_agg_mode=mode)
+    _, grads, _ = variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", w)
+    numeric = _numeric_grad(
+        lambda: variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", w)[0],
+        model.params,
+    )
+    _assert_grads_match(grads, numeric)
+
+
+def test_grpo_with_unit_weights_is_the_operators_grpo_loss():
+    # the hand-written GRPO value (the TIS run's) equals grpo_policy_loss's where w = 1
+    model, batch, old_lp, ref_lp, _, adv = _grpo_batch(14)
+    for mode in LOSS_AGG_MODES:
+        cfg = DemoConfig(max_len=4, grpo_beta=0.3, grpo_loss_agg_mode=mode)
+        loss, grads, clipfrac = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)
+        mine, my_grads, my_clipfrac = variant_loss_and_grads(
+            model, batch, old_lp, adv, ref_lp, cfg, "grpo"
+        )
+        assert mine == pytest.approx(loss, rel=1e-12, abs=1e-15)
+        assert my_clipfrac == clipfrac
+        for name in grads:
+            np.testing.assert_allclose(my_grads[name], grads[name], rtol=1e-10, atol=1e-15)
+
+
+@pytest.mark.parametrize("mode", LOSS_AGG_MODES)
+def test_gspo_gradient_with_clipping_active(mode):
+    model, batch, old_lp, ref_lp, _, adv = _grpo_batch(15)
+    new_lp, _ = model.token_logprobs(batch)
+    m = batch.mask
+    s = np.exp(((new_lp - old_lp) * m).sum(1) / m.sum(1))  # [N] the sequence ratios
+    # ε = 0.3: some words clipped (on their advantage's side), some not
+    clipped = ((adv > 0) & (s > 1.3)) | ((adv < 0) & (s < 0.7))
+    assert clipped.any() and (~clipped & (adv != 0)).any()
+    cfg = DemoConfig(
+        max_len=4, grpo_beta=0.3, gspo_clip_low=0.3, gspo_clip_high=0.3, gspo_loss_agg_mode=mode
+    )
+    _, grads, _ = variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo")
+    # every aggregation weighs a word's tokens alike, so the stop-gradient form's gradient is
+    # the gradient of the sequence-level value: finite differences of the value check it
+    numeric = _numeric_grad(
+        lambda: variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo")[0],
+        model.params,
+    )
+    _assert_grads_match(grads, numeric)
+
+
+def test_gspo_gradient_is_the_stop_gradient_forms_with_per_token_weights():
+    # per-token weights break the equality above: the gradient is that of
+    # Σ ω w max(−A r, −A clip(r)), r_t = sg[s]·π_θ(a_t)/sg[π_θ(a_t)], s and π_θ frozen at θ₀
+    rng = np.random.default_rng(16)
+    B, T = 6, 5
+    mask = (np.arange(T) < rng.integers(1, T + 1, B)[:, None]).astype(float)
+    old_lp = -rng.uniform(0.1, 3.0, (B, T)) * mask
+    new_lp = old_lp + rng.normal(0.0, 0.4, (B, T)) * mask
+    adv = rng.normal(size=B)
+    w = rng.uniform(0.0, 2.0, (B, T)) * mask
+    _, grad = gspo_loss_and_grad(new_lp, old_lp, adv, mask, 0.1, 0.1, w)
+    log_s = ((new_lp - old_lp) * mask).sum(1, keepdims=True) / mask.sum(1, keepdims=True)
+    s_frozen = np.exp(log_s)
+    clipped = ((adv[:, None] > 0) & (s_frozen > 1.1)) | ((adv[:, None] < 0) & (s_frozen < 0.9))
+    assert clipped.any() and (~clipped).any()
+    omega = _aggregation_weights(mask, "seq-mean-token-mean") * w
+
+    def surrogate(lp):
+        r = s_frozen * np.exp(lp - new_lp)
+        a = adv[:, None]
+        return float((omega * np.maximum(-a * r, -a * np.clip(r, 0.9, 1.1))).sum())
+
+    numeric = _numeric_grad(lambda: surrogate(lp), {"lp": (lp := new_lp.copy())})["lp"]
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-9)
+
+
+def test_gspo_value_is_the_clipped_sequence_ratio_per_word():
+    # the value by its definition: each word's clipped term at s_b, seq-mean-token-mean
+    rng = np.random.default_rng(17)
+    B, T = 8, 6
+    mask = (np.arange(T) < rng.integers(1, T + 1, B)[:, None]).astype(float)
+    old_lp = -rng.uniform(0.1, 3.0, (B, T)) * mask
+    new_lp = old_lp + rng.normal(0.0, 1e-3, (B, T)) * mask
+    adv = rng.normal(size=B)
+    loss, _ = gspo_loss_and_grad(new_lp, old_lp, adv, mask)
+    s = np.exp(((new_lp - old_lp) * mask).sum(1) / mask.sum(1))
+    per_word = np.maximum(-adv * s, -adv * np.clip(s, 1 - 3e-4, 1 + 4e-4))
+    assert loss == pytest.approx(per_word.mean(), rel=1e-12)
+    # on-policy (θ = θ_old) every ratio is 1 and the loss is minus the mean advantage
+    assert gspo_loss_and_grad(old_lp, old_lp, adv, mask)[0] == pytest.approx(-adv.mean())
+    # weights multiply each token's term; all-2 weights double it
+    assert gspo_loss_and_grad(new_lp, old_lp, adv, mask, weights=2 * mask)[0] == pytest.approx(
+        2 * loss
+    )
+
+
+def test_tis_grpo_value_weighs_each_tokens_surrogate():
+    _, batch, old_lp, _, rollout_lp, adv = _grpo_batch(18)
+    m = batch.mask
+    w = tis_weights(old_lp, rollout_lp, m)
+    new_lp = old_lp + 0.1 * m
+    loss, _ = tis_grpo_loss_and_grad(new_lp, old_lp, adv, m, w, 0.2, "token-mean")
+    r = np.exp(0.1)
+    per_token = np.maximum(-adv[:, None] * r, -adv[:, None] * min(r, 1.2))
+    assert loss == pytest.approx(float((w * per_token * m).sum() / m.sum()))
+
+
+def test_the_runs_beside_grpo_change_one_thing_each():
+    assert GRPO_VARIANTS == {
+        "gspo": Variant(loss="gspo"),
+        "grpo_mismatch": Variant(mismatch=True),
+        "grpo_tis": Variant(mismatch=True, tis=True),
+    }
+    with pytest.raises(ValueError, match="'grpo' or 'gspo'"):
+        model, batch, old_lp, ref_lp, _, adv = _grpo_batch(19)
+        variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, DemoConfig(max_len=4), "cispo")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import json
 import math
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -453,8 +454,9 @@ def test_the_runs_beside_grpo_change_one_thing_each():
 
 @functools.cache
 def _run(name: str) -> dict:
-    """The run of the CLI default ("default") or of the browser's configuration, once."""
-    return run(DemoConfig() if name == "default" else BROWSER_CONFIG)
+    """The run of the CLI default ("default") or of the browser's configuration with the runs
+    beside GRPO (the page's box ticked; its other phases are those of BROWSER_CONFIG), once."""
+    return run(DemoConfig() if name == "default" else replace(BROWSER_CONFIG, grpo_variants=True))
 
 
 @pytest.fixture(scope="module", params=["default", "browser"])
@@ -468,7 +470,7 @@ def _fifths(values: list[float]) -> tuple[float, float]:
     return float(np.mean(values[:n])), float(np.mean(values[-n:]))
 
 
-@pytest.mark.parametrize("phase", ["ppo", "grpo"])
+@pytest.mark.parametrize("phase", ["ppo", "grpo", "grpo_mismatch", "grpo_tis"])
 def test_ppo_and_grpo_raise_the_reward_model_score(trained, phase):
     first, last = _fifths(trained[phase]["rm_score"])
     # 0.5 is a tenth of the score's range [−2, 3] and ten times the noise of a logged point
@@ -492,7 +494,31 @@ def test_ppo_and_grpo_move_away_from_the_reference_and_lose_entropy(trained, pha
 
 def test_grpo_counts_its_groups_without_signal(trained):
     # groups whose words all score the same carry no signal; the share is a probability
-    assert all(0.0 <= x <= 1.0 for x in trained["grpo"]["flat_groups"])
+    for phase in ["grpo", *GRPO_VARIANTS]:
+        assert all(0.0 <= x <= 1.0 for x in trained[phase]["flat_groups"])
+
+
+def test_the_runs_beside_grpo_share_its_first_rollout():
+    # same SFT model, same seed: the first rollout is drawn before any update, so GSPO's is
+    # GRPO's, and the two mismatch runs (same noise) share theirs
+    result = run(replace(TINY, log_every=1))
+    assert result["gspo"]["rm_score"][0] == result["grpo"]["rm_score"][0]
+    assert result["gspo"]["kl"][0] == result["grpo"]["kl"][0]
+    assert result["grpo_mismatch"]["rm_score"][0] == result["grpo_tis"]["rm_score"][0]
+
+
+def test_the_mismatch_runs_log_a_positive_rollout_kl_and_a_truncated_share(trained):
+    for phase in ("grpo_mismatch", "grpo_tis"):
+        kl, cut = trained[phase]["rollout_kl"], trained[phase]["tis_truncated"]
+        assert np.mean(kl) > 0 and all(0.0 <= x < 1.0 for x in cut)
+    assert "rollout_kl" not in trained["grpo"] and "rollout_kl" not in trained["gspo"]
+
+
+def test_no_rollout_noise_no_mismatch():
+    result = run(replace(TINY, rollout_noise=0.0))
+    assert result["grpo_mismatch"]["rm_score"] == result["grpo"]["rm_score"]
+    assert max(map(abs, result["grpo_mismatch"]["rollout_kl"])) < 1e-9
+    assert max(result["grpo_tis"]["tis_truncated"]) == 0.0
 
 
 def test_what_the_demo_page_says_of_grpo_next_to_ppo_holds_for_the_sample_run():
@@ -513,6 +539,80 @@ def test_what_the_demo_page_says_of_grpo_next_to_ppo_holds_for_the_sample_run():
     train_grpo(cfg, sft, np.random.default_rng(seq_grpo), _Logger("grpo", 200, 5, low, None))
     assert _fifths(low["entropy"])[1] < 0.3
     assert _fifths(low["flat_groups"])[1] > 1 / 3
+
+
+def test_what_the_demo_page_says_of_gspo_next_to_grpo_holds_for_the_sample_run():
+    # docs/s21/demo.*.md, "GSPO next to GRPO", of the default run the site shows (seed 0)
+    result = _run("default")
+    grpo, gspo = result["grpo"], result["gspo"]
+    # "ends at 1.88 (the mean of the last fifth of the run), GRPO's at 2.65"
+    assert f"{_fifths(gspo['rm_score'])[1]:.2f}" == "1.88"
+    assert f"{_fifths(grpo['rm_score'])[1]:.2f}" == "2.65"
+    # "its words stay about 7 letters long where GRPO's reach 14"
+    assert 6.5 < result["eval"]["gspo"]["length"] < 7.5 < 13.5 < result["eval"]["grpo"]["length"]
+    # "More than four in five of GSPO's tokens lie outside it at every logged point, against at
+    # most 7% of GRPO's"
+    assert min(gspo["clipfrac"]) > 0.8 and max(grpo["clipfrac"]) < 0.07
+    # "eight Adam steps ... The first is taken at s = 1; the seven after it find almost every
+    # word outside the bounds": the first finds none, so the seven average over 0.8 · 8/7 > 0.9
+    cfg = DemoConfig()
+    assert cfg.ppo_epochs * cfg.ppo_minibatches == 8 and cfg.grpo_lr == 0.02
+    assert min(gspo["clipfrac"]) * 8 / 7 > 0.9
+    # "With GRPO's bounds on s (0.2 each side) the same run ends within 0.05 of GRPO"
+    wide = replace(cfg, gspo_clip_low=0.2, gspo_clip_high=0.2)
+    seq_sft, *_, seq_grpo, _ = np.random.SeedSequence(cfg.seed).spawn(7)
+    sft = train_sft(wide, np.random.default_rng(seq_sft), _Logger("sft", 1, 1, {}, None))
+    log: dict = {}
+    train_grpo(
+        wide, sft, np.random.default_rng(seq_grpo), _Logger("gspo", 200, 5, log, None),
+        GRPO_VARIANTS["gspo"],
+    )
+    assert abs(_fifths(log["rm_score"])[1] - _fifths(grpo["rm_score"])[1]) < 0.05
+
+
+def _mismatch_runs(cfg: DemoConfig) -> dict[str, dict]:
+    """The two mismatch runs of ``cfg`` alone (no PPO, DPO or GSPO), as run() makes them."""
+    seq_sft, *_, seq_grpo, seq_noise = np.random.SeedSequence(cfg.seed).spawn(7)
+    sft = train_sft(cfg, np.random.default_rng(seq_sft), _Logger("sft", 1, 1, {}, None))
+    logs: dict[str, dict] = {}
+    for name in ("grpo_mismatch", "grpo_tis"):
+        logs[name] = {}
+        train_grpo(
+            cfg, sft, np.random.default_rng(seq_grpo),
+            _Logger(name, cfg.grpo_steps, cfg.log_every, logs[name], None),
+            GRPO_VARIANTS[name], np.random.default_rng(seq_noise),
+        )
+    return logs
+
+
+def test_what_the_demo_page_says_of_the_rollout_mismatch_holds_for_the_sample_run():
+    # docs/s21/demo.*.md, "Rollout/training mismatch, without and with TIS" (seed 0)
+    result = _run("default")
+    grpo, plain, tis = result["grpo"], result["grpo_mismatch"], result["grpo_tis"]
+    # "σ = 0.3 … C = 2"; "0.3 is about what rounding a logit between 8 and 16 to fp8 (e4m3) adds:
+    # the grid there has spacing 1 … 1/√12 ≈ 0.29; bf16's spacing there is 1/16 (0.018)"
+    cfg = DemoConfig()
+    assert cfg.rollout_noise == 0.3 and cfg.tis_threshold == 2.0
+    e4m3 = [8 * (1 + k / 8) for k in range(8)]  # 3 mantissa bits between 8 and 16
+    assert np.diff(e4m3).tolist() == [1.0] * 7 and f"{1 / math.sqrt(12):.2f}" == "0.29"
+    assert f"{8 * 2**-7 / math.sqrt(12):.3f}" == "0.018"  # 7 mantissa bits, spacing 8/128
+    # "KL(π_rollout ‖ π_train) stays below 0.5 nats per word at every logged point, against the
+    # 40 nats that separate GRPO from its reference by the end"
+    assert max(plain["rollout_kl"] + tis["rollout_kl"]) < 0.5
+    assert 39 < _fifths(grpo["kl"])[1] < 41
+    # "fewer than 1% of the tokens have a weight above C"
+    assert max(plain["tis_truncated"] + tis["tis_truncated"]) < 0.01
+    # "the last fifth's score is 2.65 for GRPO, 2.62 uncorrected, 2.60 with TIS"
+    ends = [f"{_fifths(r['rm_score'])[1]:.2f}" for r in (grpo, plain, tis)]
+    assert ends == ["2.65", "2.62", "2.60"]
+    # "With --rollout-noise 1 the KL reaches about 4 nats per word, 8% of the weights exceed C,
+    # and the uncorrected run ends at 2.49, the TIS run at 2.41"
+    loud = _mismatch_runs(replace(cfg, rollout_noise=1.0))
+    for log in loud.values():
+        assert 3.5 < _fifths(log["rollout_kl"])[1] < 4.5
+        assert 0.07 < _fifths(log["tis_truncated"])[1] < 0.09
+    assert f"{_fifths(loud['grpo_mismatch']['rm_score'])[1]:.2f}" == "2.49"
+    assert f"{_fifths(loud['grpo_tis']['rm_score'])[1]:.2f}" == "2.41"
 
 
 def test_dpo_widens_the_margin_and_lowers_the_loss(trained):
@@ -540,8 +640,8 @@ def test_on_log_streams_every_logged_point():
     calls = []
     result = run(TINY.to_dict(), on_log=lambda *args: calls.append(args))
     phases = [c[0] for c in calls]
-    assert phases == sorted(phases, key=["sft", "ppo", "dpo", "grpo"].index)
-    for phase in ("sft", "ppo", "dpo", "grpo"):
+    assert phases == sorted(phases, key=PHASES.index)
+    for phase in PHASES:
         mine = [c for c in calls if c[0] == phase]
         assert [c[1] for c in mine] == result[phase]["step"]
         assert mine[-1][1] == mine[-1][2] == 10
@@ -571,7 +671,10 @@ def test_cli_json_has_the_documented_structure(tmp_path, capsys):
     documented = {
         "ppo": ["rm_score", "kl", "entropy"],
         "dpo": ["margin", "loss"],
-        "grpo": ["rm_score", "kl", "entropy"],
+        "grpo": ["rm_score", "kl", "entropy", "clipfrac"],
+        "gspo": ["rm_score", "kl", "entropy", "clipfrac"],
+        "grpo_mismatch": ["rm_score", "rollout_kl", "tis_truncated"],
+        "grpo_tis": ["rm_score", "rollout_kl", "tis_truncated"],
     }
     for phase, keys in documented.items():
         for key in keys:
@@ -581,6 +684,20 @@ def test_cli_json_has_the_documented_structure(tmp_path, capsys):
     assert data["config"]["ppo_steps"] == 10
     # the file holds exactly what run() returns
     assert data == json.loads(json.dumps(run(TINY)))
+    assert "GSPO: GRPO with the sequence ratio" in out and "(TIS)" in out
+
+
+def test_cli_flags_choose_the_runs_beside_grpo_and_the_rollout_noise(tmp_path, capsys):
+    path = tmp_path / "metrics.json"
+    assert main([*TINY_FLAGS, "--no-grpo-variants", "--no-progress", "--json", str(path)]) == 0
+    data = json.loads(path.read_text())
+    assert set(GRPO_VARIANTS).isdisjoint(data) and set(GRPO_VARIANTS).isdisjoint(data["eval"])
+    assert main([*TINY_FLAGS, "--rollout-noise", "0.7", "--no-progress", "--json", str(path)]) == 0
+    data = json.loads(path.read_text())
+    assert data["config"]["rollout_noise"] == 0.7 and data["config"]["grpo_variants"] is True
+    assert "logit noise σ = 0.7" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main([*TINY_FLAGS, "--rollout-noise", "-1"])
 
 
 def test_cli_plot_without_matplotlib_explains_how_to_get_it(tmp_path, capsys, monkeypatch):

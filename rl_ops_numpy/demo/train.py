@@ -912,21 +912,25 @@ def _evaluate(model: TinyLM, cfg: DemoConfig, seed: np.random.SeedSequence) -> d
 
 
 def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | None = None) -> dict:
-    r"""Run SFT, then PPO, DPO and GRPO (each from the SFT model); return every logged metric.
+    r"""Run SFT, then PPO, DPO, GRPO and the runs beside it (each from the SFT model); return every
+    logged metric.
 
     Args:
         config: a :class:`DemoConfig`, a mapping of some of its fields (the rest default), or
             ``None`` for the defaults. Use :data:`BROWSER_CONFIG` in Pyodide.
         on_log: called as ``on_log(phase, step, total, metrics)`` at every logging step, with
-            ``phase`` in ``"sft"``, ``"ppo"``, ``"dpo"``, ``"grpo"`` and ``metrics`` a dict of
-            floats, the means since the previous logging step.
+            ``phase`` in ``"sft"``, ``"ppo"``, ``"dpo"``, ``"grpo"`` and, with
+            ``grpo_variants``, ``"gspo"``, ``"grpo_mismatch"``, ``"grpo_tis"``, in that order, and
+            ``metrics`` a dict of floats, the means since the previous logging step.
 
     Returns:
         ``{"config": {...}, "sft": {"step", "loss"}, "ppo": {"step", "rm_score", "kl", "kl_k3",
         "entropy", "policy_loss", "value_loss", "clipfrac", "length"}, "dpo": {"step", "loss",
         "margin", "accuracy", "rm_score"}, "grpo": {"step", "rm_score", "kl", "kl_k3", "entropy",
-        "policy_loss", "flat_groups", "length"}, "eval": {"sft"|"ppo"|"dpo"|"grpo": {"rm_score",
-        "length", "examples"}}}``; every metric a list with one float per logging step.
+        "policy_loss", "clipfrac", "flat_groups", "length"}, "gspo": {the same},
+        "grpo_mismatch"|"grpo_tis": {the same, "rollout_kl", "tis_truncated"}, "eval":
+        {"sft"|"ppo"|"dpo"|"grpo"|…: {"rm_score", "length", "examples"}}}``, the runs beside GRPO
+        only with ``grpo_variants``; every metric a list with one float per logging step.
         JSON-ready, and identical for identical configs.
 
     The metrics: ``rm_score``, the mean RM score of the batch's words; ``kl``, the mean over
@@ -936,7 +940,13 @@ def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | No
     EOS); ``margin``, the mean of $\beta[(\log\pi - \log\pi_{\text{ref}})(y_w) - (\log\pi -
     \log\pi_{\text{ref}})(y_l)]$; ``accuracy``, the share of pairs with a positive margin;
     DPO's ``rm_score`` is that of fresh words from the DPO policy (not a training signal);
-    ``flat_groups``, the share of GRPO's groups whose words all scored the same.
+    ``flat_groups``, the share of GRPO's groups whose words all scored the same; GRPO's and
+    GSPO's ``clipfrac``, the share of tokens whose ratio ($\rho_t$; GSPO: its word's $s$) lies
+    outside the clip range; ``rollout_kl``, the mean over words of $\sum_t(\log\pi_{\text{rollout}}
+    - \log\pi_{\text{train}})$, KL(π_rollout ‖ π_train) on the sampler's words, and
+    ``tis_truncated``, the share of tokens with $\pi_{\text{train}}/\pi_{\text{rollout}} > C$
+    (both logged by the two mismatch runs, with TIS and without). The mismatch runs'
+    ``rm_score`` is that of the perturbed copy's words, what the trainer sees.
 
     From Pyodide, ``on_log`` may be a JavaScript function: it receives ``metrics`` as a
     ``PyProxy`` (``metrics.toJs({dict_converter: Object.fromEntries})`` makes it an object).

@@ -436,6 +436,33 @@ def test_tis_grpo_value_weighs_each_tokens_surrogate():
     assert loss == pytest.approx(float((w * per_token * m).sum() / m.sum()))
 
 
+def test_tis_weights_and_gspo_equal_the_packages_operators():
+    # the demo's own TIS weights and GSPO value against rl_ops_numpy's references (written on
+    # other branches of this chapter: skipped until they are merged)
+    import rl_ops_numpy
+
+    if not hasattr(rl_ops_numpy, "rollout_is_weights") or not hasattr(rl_ops_numpy, "gspo_loss"):
+        pytest.skip("rl_ops_numpy has no rollout_is_weights / gspo_loss yet")
+    rng = np.random.default_rng(20)
+    for trial in range(100):
+        B, T = int(rng.integers(1, 9)), int(rng.integers(1, 12))
+        lengths = rng.integers(0 if trial % 7 == 0 else 1, T + 1, B)  # some rows without tokens
+        mask = (np.arange(T) < lengths[:, None]).astype(float)
+        if trial % 3 == 1:
+            mask = mask[:, ::-1].copy()  # left padding
+        train = -rng.uniform(0.01, 4.0, (B, T)) * mask
+        rollout = train + rng.normal(0.0, [0.1, 1.0, 30.0][trial % 3], (B, T)) * mask
+        np.testing.assert_array_equal(
+            tis_weights(train, rollout, mask, 2.0),
+            rl_ops_numpy.rollout_is_weights(train, rollout, mask, level="token", threshold=2.0),
+        )
+        new = train + rng.normal(0.0, [1e-4, 1e-3, 0.05][trial % 3], (B, T)) * mask
+        adv = rng.normal(size=B)
+        assert gspo_loss_and_grad(new, train, adv, mask)[0] == pytest.approx(
+            rl_ops_numpy.gspo_loss(new, train, adv, mask), rel=1e-12, abs=1e-15
+        )
+
+
 def test_the_runs_beside_grpo_change_one_thing_each():
     assert GRPO_VARIANTS == {
         "gspo": Variant(loss="gspo"),

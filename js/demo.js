@@ -1,6 +1,7 @@
 // The s21 demo page: the sample run's curves, drawn with uPlot (PPO and GRPO side by side in the
-// first three charts, DPO's margin in the fourth), and a Run button that trains the toy model in
-// the Python worker (smaller configuration) and draws its curves as they come.
+// first three charts, DPO's margin in the fourth, then GSPO next to GRPO and the rollout-mismatch
+// runs), and a Run button that trains the toy model in the Python worker (smaller configuration;
+// the runs beside GRPO only when the learner ticks the box) and draws its curves as they come.
 //
 // Markup (written by the site build): <div data-demo><script class="rl-demo-sample">{json of
 // `python -m rl_ops_numpy.demo --json`}</script></div>. All text is set with textContent.
@@ -16,10 +17,28 @@ const CHARTS = [
   ["kl", "kl", ["ppo", "grpo"]],
   ["entropy", "entropy", ["ppo", "grpo"]],
   ["margin", "margin", ["dpo"]],
+  ["gspo", "rm_score", ["grpo", "gspo"]],
+  ["mismatch", "rm_score", ["grpo", "grpo_mismatch", "grpo_tis"]],
+  ["rollout_kl", "rollout_kl", ["grpo_mismatch", "grpo_tis"]],
+  ["tis_truncated", "tis_truncated", ["grpo_mismatch", "grpo_tis"]],
 ];
-const PHASES = ["ppo", "dpo", "grpo"];
+// the runs beside GRPO (rl_ops_numpy.demo.GRPO_VARIANTS): in the browser, only when asked for
+const VARIANTS = ["gspo", "grpo_mismatch", "grpo_tis"];
+const PHASES = ["ppo", "dpo", "grpo", ...VARIANTS];
 // a phase's colour (a Material variable); the sample run dashed, the learner's run solid
-const COLOUR = { ppo: "--md-accent-fg-color", dpo: "--md-accent-fg-color", grpo: "--md-typeset-a-color" };
+const COLOUR = {
+  ppo: "--md-accent-fg-color",
+  dpo: "--md-accent-fg-color",
+  grpo: "--md-typeset-a-color",
+  gspo: "--md-code-hl-string-color",
+  grpo_mismatch: "--md-code-hl-number-color",
+  grpo_tis: "--md-code-hl-function-color",
+};
+
+/** A metric's value as the summary line shows it: shares in per cent, the rest to 2 decimals. */
+function show(metric, value) {
+  return metric === "tis_truncated" ? `${(100 * value).toFixed(1)}%` : value.toFixed(2);
+}
 
 /** `series`' values at the steps `xs` (null where it has none yet). */
 function at(xs, series, metric) {
@@ -45,6 +64,8 @@ class Demo {
     this.root = root;
     this.t = strings();
     this.sample = JSON.parse(root.querySelector("script.rl-demo-sample").textContent);
+    // the charts whose runs the sample has (all of them, unless it was made without the variants)
+    this.charts = CHARTS.filter(([, , phases]) => phases.every((p) => this.sample[p]));
     this.live = Object.fromEntries(PHASES.map((p) => [p, {}]));
     this.plots = {};
     this._buildUi();
@@ -62,11 +83,14 @@ class Demo {
     this.runButton = el("button", { type: "button", class: "md-button md-button--primary", "data-action": "run" }, t.demoRun);
     this.stopButton = el("button", { type: "button", class: "md-button", "data-action": "stop", disabled: "" }, t.stop);
     this.status = el("span", { class: "rl-status", "aria-live": "polite" }, t.demoSample);
-    bar.append(this.runButton, this.stopButton, this.status);
+    this.variants = el("input", { type: "checkbox", "data-option": "variants" });
+    const option = el("label", { class: "rl-demo-option" });
+    option.append(this.variants, ` ${t.demoVariants}`);
+    bar.append(this.runButton, this.stopButton, option, this.status);
     this.progress = el("progress", { class: "rl-demo-progress", max: "1", value: "0", hidden: "" });
     this.grid = el("div", { class: "rl-demo-grid" });
     this.boxes = {};
-    for (const [id] of CHARTS) {
+    for (const [id] of this.charts) {
       const box = el("figure", { class: "rl-demo-chart", "data-chart": id });
       box.append(el("figcaption", {}, t.demoChart[id]));
       this.boxes[id] = box;
@@ -93,14 +117,14 @@ class Demo {
     loadStylesheet();
     const fg = css("--md-default-fg-color--light");
     const grid = css("--md-default-fg-color--lightest");
-    for (const [id, metric, phases] of CHARTS) {
+    for (const [id, metric, phases] of this.charts) {
       this.plots[id]?.destroy();
       const xs = this.sample[phases[0]].step;
       const series = [{ label: this.t.demoStep }];
       const data = [xs];
       for (const phase of phases) {
         const stroke = css(COLOUR[phase]);
-        const name = phases.length > 1 ? `${phase.toUpperCase()} · ` : "";
+        const name = phases.length > 1 ? `${this.t.demoPhaseName[phase]} · ` : "";
         series.push(
           { label: name + this.t.demoSampleSeries, stroke, width: 1.5, dash: [4, 4] },
           { label: name + this.t.demoLiveSeries, stroke, width: 2.5, spanGaps: false },
@@ -128,14 +152,20 @@ class Demo {
     for (const plot of Object.values(this.plots)) plot.setSize({ width: this._width(), height: 200 });
   }
 
-  /** One line under the charts: where each curve of `run` started and ended. */
+  /** One line under the charts: where each curve of `run` started and ended (once per run and
+   * metric, for the runs `run` has). */
   _summarise(run, label) {
     const ends = (series) => [series[0], series[series.length - 1]];
-    const parts = CHARTS.flatMap(([id, metric, phases]) =>
-      phases.map((phase) => {
-        const [a, b] = ends(run[phase][metric]);
-        return `${phase.toUpperCase()} ${this.t.demoMetric[metric]} ${a.toFixed(2)} → ${b.toFixed(2)}`;
-      }),
+    const seen = new Set();
+    const parts = this.charts.flatMap(([, metric, phases]) =>
+      phases
+        .filter((phase) => run[phase]?.[metric] && !seen.has(`${phase} ${metric}`))
+        .map((phase) => {
+          seen.add(`${phase} ${metric}`);
+          const [a, b] = ends(run[phase][metric]);
+          const name = `${this.t.demoPhaseName[phase]} ${this.t.demoMetric[metric]}`;
+          return `${name} ${show(metric, a)} → ${show(metric, b)}`;
+        }),
     );
     this.summary.textContent = `${label}: ${parts.join(" · ")}`;
   }
@@ -147,11 +177,11 @@ class Demo {
     const head = el("tr");
     for (const h of [t.demoModel, t.demoMeanScore, t.demoWords]) head.append(el("th", {}, h));
     table.append(head);
-    for (const model of ["sft", ...PHASES]) {
+    for (const model of ["sft", ...PHASES].filter((m) => evaluation[m])) {
       const row = el("tr");
       const e = evaluation[model];
       row.append(
-        el("td", {}, model.toUpperCase()),
+        el("td", {}, model === "sft" ? "SFT" : t.demoPhaseName[model]),
         el("td", {}, e.rm_score.toFixed(2)),
         el("td", {}, e.examples.map((x) => x.word).join(" ")),
       );
@@ -166,6 +196,7 @@ class Demo {
     const t = this.t;
     if (this.runButton.disabled) return;
     this.runButton.disabled = true; // before any await: a double click starts one run
+    this.variants.disabled = true; // the run's configuration is fixed once it is asked for
     this.error.hidden = true;
     this.status.textContent = t.loading;
     let rt;
@@ -184,6 +215,7 @@ class Demo {
       if (p.stage) this.status.textContent = t.fetching(p.stage, p.loaded, p.total);
     });
     const job = rt.demo({
+      config: this.variants.checked ? { grpo_variants: true } : {},
       onState: (state) => state === "running" && (this.status.textContent = t.running),
       onEvent: (e) => this._onLog(e),
     });
@@ -193,6 +225,7 @@ class Demo {
     this.job = null;
     this.stopButton.disabled = true;
     this.progress.hidden = true;
+    this.variants.disabled = false;
     if (outcome.state === "done") {
       this.runButton.disabled = false;
       this.status.textContent = t.demoDone(((performance.now() - started) / 1000).toFixed(1));
@@ -206,6 +239,7 @@ class Demo {
 
   _fail(message) {
     this.runButton.disabled = false;
+    this.variants.disabled = false;
     this.stopButton.disabled = true;
     this.progress.hidden = true;
     this.status.textContent = "";
@@ -215,12 +249,13 @@ class Demo {
 
   _onLog({ phase, step, total, metrics }) {
     this.progress.value = step / total;
-    this.status.textContent = this.t.demoPhase(phase.toUpperCase(), step, total);
+    const name = phase === "sft" ? "SFT" : this.t.demoPhaseName[phase];
+    this.status.textContent = this.t.demoPhase(name, step, total);
     if (phase === "sft") return;
     const series = this.live[phase];
     series.step = [...(series.step ?? []), step];
     for (const [k, v] of Object.entries(metrics)) series[k] = [...(series[k] ?? []), v];
-    for (const [id, metric, phases] of CHARTS) {
+    for (const [id, metric, phases] of this.charts) {
       if (!phases.includes(phase)) continue;
       const xs = this.sample[phases[0]].step;
       const data = [xs];

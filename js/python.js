@@ -114,8 +114,9 @@ export class PythonRuntime {
     return this.submit("check", { exercise, code, parts }, { limitMs: 20000, ...options });
   }
 
-  demo(options = {}) {
-    return this.submit("demo", {}, { limitMs: 0, quietMs: 60000, ...options });
+  /** The toy RLHF run; `config`: DemoConfig fields over the browser's, e.g. {grpo_variants: true}. */
+  demo({ config = {}, ...options } = {}) {
+    return this.submit("demo", { config }, { limitMs: 0, quietMs: 60000, ...options });
   }
 
   /** Start loading the core runtime in the background (hover, focus, typing). */

@@ -365,7 +365,10 @@ async function execute(msg, output) {
         send({ id, type: "event", data: { phase, step, total, metrics: metrics.toJs(dict) } });
         metrics.destroy();
       };
-      const result = trusted.demo.run(trusted.demo.BROWSER_CONFIG, onLog);
+      // the browser's configuration, with the fields the page chose (e.g. the runs beside GRPO)
+      const config = trusted.demo.DemoConfig.browser.callKwargs(msg.config ?? {});
+      const result = trusted.demo.run(config, onLog);
+      config.destroy();
       const plain = result.toJs(dict);
       result.destroy();
       return { ok: true, result: plain };

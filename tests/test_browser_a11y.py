@@ -38,7 +38,7 @@ def test_every_page_has_no_wcag_violation_in_either_language(chromium, site_url,
             page.goto(f"{site_url}/{lang}{path}")
             page.wait_for_load_state("networkidle")  # the demo's charts are drawn by now
             if path == "s21/demo/":
-                assert page.locator("[data-demo] .uplot").count() == 4
+                assert page.locator("[data-demo] .uplot").count() == 8
             if bad := violations(page):
                 found[f"{lang}{path}"] = bad
     assert not found, found

@@ -1,6 +1,6 @@
-"""The demo page in headless Chromium: the sample run's curves are drawn with uPlot; Run trains
-the toy model in the page's Python to the end and draws the learner's curves; a failed download
-is named."""
+"""The demo page in headless Chromium: the sample run's curves are drawn with uPlot (the runs beside
+GRPO included); Run trains the toy model in the page's Python to the end and draws the learner's
+curves, with the runs beside GRPO when the box is ticked; a failed download is named."""
 
 from __future__ import annotations
 
@@ -21,14 +21,19 @@ def page(request, chromium, site_url):
 
 def test_sample_curves_are_drawn_from_the_build_time_run(page):
     charts = page.locator("[data-demo] .rl-demo-chart")
-    assert charts.count() == 4
-    assert page.locator("[data-demo] .rl-demo-chart canvas").count() == 4
+    assert charts.count() == 8
+    assert page.locator("[data-demo] .rl-demo-chart canvas").count() == 8
     sample = json.loads(page.locator("script.rl-demo-sample").text_content())
     assert len(sample["ppo"]["rm_score"]) == len(sample["ppo"]["step"]) > 10
+    assert len(sample["grpo_tis"]["tis_truncated"]) == len(sample["grpo"]["step"])
+    # the legends name the runs in the page's language
+    legends = page.locator("[data-demo] [data-chart='mismatch'] .u-legend").inner_text()
+    assert ("GRPO + mismatch + TIS" if "/en/" in page.url else "GRPO + 失配 + TIS") in legends
     # the table of final words comes from the same run
     words = page.locator("[data-demo] .rl-demo-words").inner_text()
     assert sample["eval"]["ppo"]["examples"][0]["word"] in words
     assert f"{sample['eval']['ppo']['rm_score']:.2f}" in words
+    assert f"{sample['eval']['grpo_tis']['rm_score']:.2f}" in words
 
 
 def test_a_failed_numpy_download_is_named(page):
@@ -46,8 +51,9 @@ window.__demos = 0;
 export function runtime() {
   return {
     config: {}, prefetch() {}, stop() {}, onProgress() { return () => {}; },
-    demo() {
+    demo(options) {
       window.__demos++;
+      window.__config = options.config;
       return { done: new Promise((resolve) =>
         setTimeout(() => resolve({ state: "stopped", ok: false }), 500)) };
     },
@@ -65,9 +71,29 @@ def test_a_double_click_on_run_starts_one_run(page):
     page.wait_for_function("window.__demos >= 1")
     page.wait_for_timeout(300)  # time for a second run to start, if the second click made one
     assert page.evaluate("window.__demos") == 1
+    assert page.evaluate("window.__config") == {}
+
+
+def test_the_box_adds_the_runs_beside_grpo_to_the_learners_run(page):
+    page.route(
+        "**/assets/js/python.js",
+        lambda route: route.fulfill(body=COUNTING, content_type="text/javascript"),
+    )
+    box = page.locator("[data-demo] [data-option='variants']")
+    assert not box.is_checked()
+    box.check()
+    page.locator("[data-demo] [data-action='run']").click()
+    page.wait_for_function("window.__demos >= 1")
+    assert page.evaluate("window.__config") == {"grpo_variants": True}
+    assert box.is_disabled()  # the run's configuration is fixed while it runs
+    page.wait_for_function("!document.querySelector('[data-demo] [data-option=variants]').disabled")
 
 
 def test_run_in_the_browser_trains_to_the_end_and_draws_live_curves(page):
+    # English ticks the box: the runs beside GRPO too; Chinese runs the default, without them
+    variants = "/en/" in page.url
+    if variants:
+        page.locator("[data-demo] [data-option='variants']").check()
     page.locator("[data-demo] [data-action='run']").click()
     page.wait_for_function(
         "document.querySelector('[data-demo] [data-action=run]').disabled === false"
@@ -77,8 +103,17 @@ def test_run_in_the_browser_trains_to_the_end_and_draws_live_curves(page):
     assert page.locator("[data-demo] [data-output]").is_hidden()
     status = page.locator("[data-demo] .rl-status").inner_text()
     assert any(ch.isdigit() for ch in status)  # "Done in 12.3 s"
-    # every chart drew the learner's run: its series has points
-    drawn = page.evaluate("""() => [...document.querySelectorAll('[data-demo] .rl-demo-chart')]
-        .map(box => box.dataset.livePoints)""")
-    assert all(n and int(n) > 0 for n in drawn), drawn
-    assert "PPO" in page.locator("[data-demo] .rl-demo-words").inner_text()
+    # every chart with a run the learner's run has drew it: its series has points
+    drawn = dict(
+        page.evaluate("""() => [...document.querySelectorAll('[data-demo] .rl-demo-chart')]
+            .map(box => [box.dataset.chart, box.dataset.livePoints])""")
+    )
+    only_beside_grpo = {"rollout_kl", "tis_truncated"}
+    for chart, n in drawn.items():
+        if variants or chart not in only_beside_grpo:
+            assert n and int(n) > 0, drawn
+        else:
+            assert n is None, drawn
+    words = page.locator("[data-demo] .rl-demo-words").inner_text()
+    assert "PPO" in words
+    assert ("GSPO" in words) == variants

@@ -7,6 +7,7 @@ import json
 import math
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -28,21 +29,35 @@ from rl_ops_numpy.demo.reward import (
     short_penalty,
 )
 from rl_ops_numpy.demo.train import (
+    GRPO_VARIANTS,
+    Variant,
+    _aggregation_weights,
     _Logger,
     dpo_loss_and_grads,
     grpo_loss_and_grads,
+    gspo_loss_and_grad,
     policy_loss_and_grads,
     sft_loss_and_grads,
+    tis_grpo_loss_and_grad,
+    tis_weights,
     train_grpo,
     train_sft,
     value_loss_and_grads,
+    variant_loss_and_grads,
 )
 from rl_ops_numpy.grpo import LOSS_AGG_MODES
 
 ROOT = Path(__file__).resolve().parent.parent
-# a run small enough to repeat: every phase, a few logging steps each
-TINY = DemoConfig.browser(sft_steps=10, ppo_steps=10, dpo_steps=10, grpo_steps=10)
-TINY_FLAGS = ["--browser", *[f"--{p}-steps=10" for p in ("sft", "ppo", "dpo", "grpo")]]
+# a run small enough to repeat: every phase and every run beside GRPO, a few logging steps each
+TINY = DemoConfig.browser(
+    sft_steps=10, ppo_steps=10, dpo_steps=10, grpo_steps=10, grpo_variants=True
+)
+TINY_FLAGS = [
+    "--browser",
+    "--grpo-variants",
+    *[f"--{p}-steps=10" for p in ("sft", "ppo", "dpo", "grpo")],
+]
+PHASES = ["sft", "ppo", "dpo", "grpo", *GRPO_VARIANTS]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -134,6 +149,50 @@ def test_teacher_forcing_batch_of_words():
     assert batch.actions.tolist() == [[4, 5, EOS, 0], [6, EOS, 0, 0]]
     assert batch.mask.tolist() == [[1, 1, 1, 0], [1, 1, 0, 0]]
     assert [decode(a) for a in batch.actions] == ["ab", "c"]
+
+
+def test_sampling_returns_the_log_probs_it_drew_with():
+    model = _random_model(10, max_len=6)
+    prompts = np.arange(FIRST_LETTER, FIRST_LETTER + 26)
+    batch = model.sample(prompts, np.random.default_rng(3), 0.8)
+    lp, _ = model.token_logprobs(batch, 0.8)
+    np.testing.assert_allclose(batch.logprobs, lp, rtol=0, atol=1e-12)
+    # σ = 0 draws no noise: the same words, whatever the noise generator
+    again = model.sample(
+        prompts, np.random.default_rng(3), 0.8, logit_noise=0.0, noise_rng=np.random.default_rng(9)
+    )
+    assert again.words() == batch.words()
+    assert batch.take(np.array([2, 0])).logprobs.tolist() == batch.logprobs[[2, 0]].tolist()
+
+
+def test_a_perturbed_sampler_draws_from_its_own_distribution():
+    # the rollout log-probs are those of softmax((z + ε)/τ), not the model's: replay the noise
+    model = _random_model(11, max_len=6)
+    prompts = np.repeat(np.arange(FIRST_LETTER, FIRST_LETTER + 26), 8)
+    tau, sigma = 0.8, 0.5
+    batch = model.sample(
+        prompts, np.random.default_rng(4), tau, logit_noise=sigma,
+        noise_rng=np.random.default_rng(5),
+    )
+    noise = np.random.default_rng(5)
+    B, T = batch.actions.shape
+    expected = np.zeros((B, T))
+    for t in range(T):
+        if not batch.mask[:, t].any():
+            break
+        logp = model.log_probs(batch.prev[:, t], batch.pos[:, t], tau)  # [B, V]
+        eps = sigma * noise.standard_normal(logp.shape)
+        mu = logp + eps / tau
+        mu = mu - np.logaddexp.reduce(mu, axis=1, keepdims=True)
+        expected[:, t] = mu[np.arange(B), batch.actions[:, t]] * batch.mask[:, t]
+    np.testing.assert_allclose(batch.logprobs, expected, atol=1e-9)
+    train_lp, _ = model.token_logprobs(batch, tau)
+    m = batch.mask == 1
+    assert not np.allclose(batch.logprobs[m], train_lp[m])
+    # KL(μ ‖ π) per word, estimated on μ's words, is positive
+    assert ((batch.logprobs - train_lp) * batch.mask).sum(axis=1).mean() > 0
+    with pytest.raises(ValueError, match="noise_rng"):
+        model.sample(prompts, np.random.default_rng(4), logit_noise=0.1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,12 +291,187 @@ def test_grpo_gradient_with_clipping_kl_and_every_aggregation():
     assert (np.abs(ratio - 1) > 0.2).any() and (np.abs(ratio - 1) < 0.2).any()
     for mode in LOSS_AGG_MODES:
         cfg = DemoConfig(max_len=4, temperature=1.0, grpo_beta=0.3, grpo_loss_agg_mode=mode)
-        _, grads = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)
+        _, grads, _ = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)
         numeric = _numeric_grad(
             lambda cfg=cfg: grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)[0],
             model.params,
         )
         _assert_grads_match(grads, numeric)
+
+
+def _grpo_batch(seed: int):
+    """A model, a group-sampled batch, and old / reference / rollout log-probs far enough from
+    the model's that clipping and truncation are both active."""
+    rng = np.random.default_rng(seed)
+    model, old, ref = _random_model(seed), _random_model(seed + 1), _random_model(seed + 2)
+    batch = model.sample(np.repeat(rng.integers(FIRST_LETTER, 30, 3), 4), rng)
+    old_lp, _ = old.token_logprobs(batch)
+    ref_lp, _ = ref.token_logprobs(batch)
+    rollout_lp = old_lp + rng.normal(0.0, 1.0, old_lp.shape) * batch.mask
+    adv = group_advantages(rng.normal(size=12), 4)  # [N], one per word
+    return model, batch, old_lp, ref_lp, rollout_lp, adv
+
+
+def test_tis_weights_truncate_the_ratio_at_c_and_vanish_on_padding():
+    _, batch, old_lp, _, rollout_lp, _ = _grpo_batch(12)
+    m = batch.mask
+    w = tis_weights(old_lp, rollout_lp, m, threshold=2.0)
+    ratio = np.exp(old_lp - rollout_lp)
+    assert (w[m == 0] == 0).all()
+    assert ((ratio > 2) & (m == 1)).any() and ((ratio < 2) & (m == 1)).any()
+    np.testing.assert_allclose(w[m == 1], np.minimum(ratio, 2.0)[m == 1])
+    # log-ratios beyond ±20 (verl's SAFETY_BOUND) are bounded before exp
+    lo = tis_weights(np.array([[-100.0]]), np.array([[0.0]]), np.ones((1, 1)), 2.0)
+    assert lo[0, 0] == pytest.approx(math.exp(-20))
+
+
+@pytest.mark.parametrize("mode", LOSS_AGG_MODES)
+def test_grpo_with_tis_weights_gradient(mode):
+    model, batch, old_lp, ref_lp, rollout_lp, adv = _grpo_batch(13)
+    new_lp, _ = model.token_logprobs(batch)
+    ratio = np.exp(new_lp - old_lp)[batch.mask == 1]
+    assert (np.abs(ratio - 1) > 0.2).any() and (np.abs(ratio - 1) < 0.2).any()
+    w = tis_weights(old_lp, rollout_lp, batch.mask)  # constants: some truncated, some not
+    assert ((w == 2.0).any()) and ((w > 0) & (w < 2.0)).any()
+    cfg = DemoConfig(max_len=4, grpo_beta=0.3, grpo_loss_agg_mode=mode)
+    _, grads, _ = variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", w)
+    numeric = _numeric_grad(
+        lambda: variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", w)[0],
+        model.params,
+    )
+    _assert_grads_match(grads, numeric)
+
+
+def test_grpo_with_unit_weights_is_the_operators_grpo_loss():
+    # the hand-written GRPO value (the TIS run's) equals grpo_policy_loss's where w = 1
+    model, batch, old_lp, ref_lp, _, adv = _grpo_batch(14)
+    for mode in LOSS_AGG_MODES:
+        cfg = DemoConfig(max_len=4, grpo_beta=0.3, grpo_loss_agg_mode=mode)
+        loss, grads, clipfrac = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)
+        mine, my_grads, my_clipfrac = variant_loss_and_grads(
+            model, batch, old_lp, adv, ref_lp, cfg, "grpo"
+        )
+        assert mine == pytest.approx(loss, rel=1e-12, abs=1e-15)
+        assert my_clipfrac == clipfrac
+        for name in grads:
+            np.testing.assert_allclose(my_grads[name], grads[name], rtol=1e-10, atol=1e-15)
+
+
+@pytest.mark.parametrize("mode", LOSS_AGG_MODES)
+def test_gspo_gradient_with_clipping_active(mode):
+    model, batch, old_lp, ref_lp, _, adv = _grpo_batch(15)
+    new_lp, _ = model.token_logprobs(batch)
+    m = batch.mask
+    s = np.exp(((new_lp - old_lp) * m).sum(1) / m.sum(1))  # [N] the sequence ratios
+    # ε = 0.3: some words clipped (on their advantage's side), some not
+    clipped = ((adv > 0) & (s > 1.3)) | ((adv < 0) & (s < 0.7))
+    assert clipped.any() and (~clipped & (adv != 0)).any()
+    cfg = DemoConfig(
+        max_len=4, grpo_beta=0.3, gspo_clip_low=0.3, gspo_clip_high=0.3, gspo_loss_agg_mode=mode
+    )
+    _, grads, _ = variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo")
+    # every aggregation weighs a word's tokens alike, so the stop-gradient form's gradient is
+    # the gradient of the sequence-level value: finite differences of the value check it
+    numeric = _numeric_grad(
+        lambda: variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo")[0],
+        model.params,
+    )
+    _assert_grads_match(grads, numeric)
+
+
+def test_gspo_gradient_is_the_stop_gradient_forms_with_per_token_weights():
+    # per-token weights break the equality above: the gradient is that of
+    # Σ ω w max(−A r, −A clip(r)), r_t = sg[s]·π_θ(a_t)/sg[π_θ(a_t)], s and π_θ frozen at θ₀
+    rng = np.random.default_rng(16)
+    B, T = 6, 5
+    mask = (np.arange(T) < rng.integers(1, T + 1, B)[:, None]).astype(float)
+    old_lp = -rng.uniform(0.1, 3.0, (B, T)) * mask
+    new_lp = old_lp + rng.normal(0.0, 0.4, (B, T)) * mask
+    adv = rng.normal(size=B)
+    w = rng.uniform(0.0, 2.0, (B, T)) * mask
+    _, grad = gspo_loss_and_grad(new_lp, old_lp, adv, mask, 0.1, 0.1, w)
+    log_s = ((new_lp - old_lp) * mask).sum(1, keepdims=True) / mask.sum(1, keepdims=True)
+    s_frozen = np.exp(log_s)
+    clipped = ((adv[:, None] > 0) & (s_frozen > 1.1)) | ((adv[:, None] < 0) & (s_frozen < 0.9))
+    assert clipped.any() and (~clipped).any()
+    omega = _aggregation_weights(mask, "seq-mean-token-mean") * w
+
+    def surrogate(lp):
+        r = s_frozen * np.exp(lp - new_lp)
+        a = adv[:, None]
+        return float((omega * np.maximum(-a * r, -a * np.clip(r, 0.9, 1.1))).sum())
+
+    numeric = _numeric_grad(lambda: surrogate(lp), {"lp": (lp := new_lp.copy())})["lp"]
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-9)
+
+
+def test_gspo_value_is_the_clipped_sequence_ratio_per_word():
+    # the value by its definition: each word's clipped term at s_b, seq-mean-token-mean
+    rng = np.random.default_rng(17)
+    B, T = 8, 6
+    mask = (np.arange(T) < rng.integers(1, T + 1, B)[:, None]).astype(float)
+    old_lp = -rng.uniform(0.1, 3.0, (B, T)) * mask
+    new_lp = old_lp + rng.normal(0.0, 1e-3, (B, T)) * mask
+    adv = rng.normal(size=B)
+    loss, _ = gspo_loss_and_grad(new_lp, old_lp, adv, mask)
+    s = np.exp(((new_lp - old_lp) * mask).sum(1) / mask.sum(1))
+    per_word = np.maximum(-adv * s, -adv * np.clip(s, 1 - 3e-4, 1 + 4e-4))
+    assert loss == pytest.approx(per_word.mean(), rel=1e-12)
+    # on-policy (θ = θ_old) every ratio is 1 and the loss is minus the mean advantage
+    assert gspo_loss_and_grad(old_lp, old_lp, adv, mask)[0] == pytest.approx(-adv.mean())
+    # weights multiply each token's term; all-2 weights double it
+    assert gspo_loss_and_grad(new_lp, old_lp, adv, mask, weights=2 * mask)[0] == pytest.approx(
+        2 * loss
+    )
+
+
+def test_tis_grpo_value_weighs_each_tokens_surrogate():
+    _, batch, old_lp, _, rollout_lp, adv = _grpo_batch(18)
+    m = batch.mask
+    w = tis_weights(old_lp, rollout_lp, m)
+    new_lp = old_lp + 0.1 * m
+    loss, _ = tis_grpo_loss_and_grad(new_lp, old_lp, adv, m, w, 0.2, "token-mean")
+    r = np.exp(0.1)
+    per_token = np.maximum(-adv[:, None] * r, -adv[:, None] * min(r, 1.2))
+    assert loss == pytest.approx(float((w * per_token * m).sum() / m.sum()))
+
+
+def test_tis_weights_and_gspo_equal_the_packages_operators():
+    # the demo's own TIS weights and GSPO value against rl_ops_numpy's references (written on
+    # other branches of this chapter: skipped until they are merged)
+    import rl_ops_numpy
+
+    if not hasattr(rl_ops_numpy, "rollout_is_weights") or not hasattr(rl_ops_numpy, "gspo_loss"):
+        pytest.skip("rl_ops_numpy has no rollout_is_weights / gspo_loss yet")
+    rng = np.random.default_rng(20)
+    for trial in range(100):
+        B, T = int(rng.integers(1, 9)), int(rng.integers(1, 12))
+        lengths = rng.integers(0 if trial % 7 == 0 else 1, T + 1, B)  # some rows without tokens
+        mask = (np.arange(T) < lengths[:, None]).astype(float)
+        if trial % 3 == 1:
+            mask = mask[:, ::-1].copy()  # left padding
+        train = -rng.uniform(0.01, 4.0, (B, T)) * mask
+        rollout = train + rng.normal(0.0, [0.1, 1.0, 30.0][trial % 3], (B, T)) * mask
+        np.testing.assert_array_equal(
+            tis_weights(train, rollout, mask, 2.0),
+            rl_ops_numpy.rollout_is_weights(train, rollout, mask, level="token", threshold=2.0),
+        )
+        new = train + rng.normal(0.0, [1e-4, 1e-3, 0.05][trial % 3], (B, T)) * mask
+        adv = rng.normal(size=B)
+        assert gspo_loss_and_grad(new, train, adv, mask)[0] == pytest.approx(
+            rl_ops_numpy.gspo_loss(new, train, adv, mask), rel=1e-12, abs=1e-15
+        )
+
+
+def test_the_runs_beside_grpo_change_one_thing_each():
+    assert GRPO_VARIANTS == {
+        "gspo": Variant(loss="gspo"),
+        "grpo_mismatch": Variant(mismatch=True),
+        "grpo_tis": Variant(mismatch=True, tis=True),
+    }
+    with pytest.raises(ValueError, match="'grpo' or 'gspo'"):
+        model, batch, old_lp, ref_lp, _, adv = _grpo_batch(19)
+        variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, DemoConfig(max_len=4), "cispo")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,8 +481,9 @@ def test_grpo_gradient_with_clipping_kl_and_every_aggregation():
 
 @functools.cache
 def _run(name: str) -> dict:
-    """The run of the CLI default ("default") or of the browser's configuration, once."""
-    return run(DemoConfig() if name == "default" else BROWSER_CONFIG)
+    """The run of the CLI default ("default") or of the browser's configuration with the runs
+    beside GRPO (the page's box ticked; its other phases are those of BROWSER_CONFIG), once."""
+    return run(DemoConfig() if name == "default" else replace(BROWSER_CONFIG, grpo_variants=True))
 
 
 @pytest.fixture(scope="module", params=["default", "browser"])
@@ -262,7 +497,7 @@ def _fifths(values: list[float]) -> tuple[float, float]:
     return float(np.mean(values[:n])), float(np.mean(values[-n:]))
 
 
-@pytest.mark.parametrize("phase", ["ppo", "grpo"])
+@pytest.mark.parametrize("phase", ["ppo", "grpo", "grpo_mismatch", "grpo_tis"])
 def test_ppo_and_grpo_raise_the_reward_model_score(trained, phase):
     first, last = _fifths(trained[phase]["rm_score"])
     # 0.5 is a tenth of the score's range [−2, 3] and ten times the noise of a logged point
@@ -286,7 +521,31 @@ def test_ppo_and_grpo_move_away_from_the_reference_and_lose_entropy(trained, pha
 
 def test_grpo_counts_its_groups_without_signal(trained):
     # groups whose words all score the same carry no signal; the share is a probability
-    assert all(0.0 <= x <= 1.0 for x in trained["grpo"]["flat_groups"])
+    for phase in ["grpo", *GRPO_VARIANTS]:
+        assert all(0.0 <= x <= 1.0 for x in trained[phase]["flat_groups"])
+
+
+def test_the_runs_beside_grpo_share_its_first_rollout():
+    # same SFT model, same seed: the first rollout is drawn before any update, so GSPO's is
+    # GRPO's, and the two mismatch runs (same noise) share theirs
+    result = run(replace(TINY, log_every=1))
+    assert result["gspo"]["rm_score"][0] == result["grpo"]["rm_score"][0]
+    assert result["gspo"]["kl"][0] == result["grpo"]["kl"][0]
+    assert result["grpo_mismatch"]["rm_score"][0] == result["grpo_tis"]["rm_score"][0]
+
+
+def test_the_mismatch_runs_log_a_positive_rollout_kl_and_a_truncated_share(trained):
+    for phase in ("grpo_mismatch", "grpo_tis"):
+        kl, cut = trained[phase]["rollout_kl"], trained[phase]["tis_truncated"]
+        assert np.mean(kl) > 0 and all(0.0 <= x < 1.0 for x in cut)
+    assert "rollout_kl" not in trained["grpo"] and "rollout_kl" not in trained["gspo"]
+
+
+def test_no_rollout_noise_no_mismatch():
+    result = run(replace(TINY, rollout_noise=0.0))
+    assert result["grpo_mismatch"]["rm_score"] == result["grpo"]["rm_score"]
+    assert max(map(abs, result["grpo_mismatch"]["rollout_kl"])) < 1e-9
+    assert max(result["grpo_tis"]["tis_truncated"]) == 0.0
 
 
 def test_what_the_demo_page_says_of_grpo_next_to_ppo_holds_for_the_sample_run():
@@ -307,6 +566,81 @@ def test_what_the_demo_page_says_of_grpo_next_to_ppo_holds_for_the_sample_run():
     train_grpo(cfg, sft, np.random.default_rng(seq_grpo), _Logger("grpo", 200, 5, low, None))
     assert _fifths(low["entropy"])[1] < 0.3
     assert _fifths(low["flat_groups"])[1] > 1 / 3
+
+
+def test_what_the_demo_page_says_of_gspo_next_to_grpo_holds_for_the_sample_run():
+    # docs/s21/demo.*.md, "GSPO next to GRPO", of the default run the site shows (seed 0)
+    result = _run("default")
+    grpo, gspo = result["grpo"], result["gspo"]
+    # "ends at 1.88 (the mean of the last fifth of the run), GRPO's at 2.65"
+    assert f"{_fifths(gspo['rm_score'])[1]:.2f}" == "1.88"
+    assert f"{_fifths(grpo['rm_score'])[1]:.2f}" == "2.65"
+    # "its words stay about 7 letters long where GRPO's are about 14"
+    assert 6.5 < result["eval"]["gspo"]["length"] < 7.5
+    assert 13.5 < result["eval"]["grpo"]["length"] < 14.5
+    # "More than four in five of GSPO's tokens lie outside it at every logged point, against at
+    # most 7% of GRPO's"
+    assert min(gspo["clipfrac"]) > 0.8 and max(grpo["clipfrac"]) < 0.07
+    # "eight Adam steps ... The first is taken at s = 1; the seven after it find almost every
+    # word outside the bounds": the first finds none, so the seven average over 0.8 · 8/7 > 0.9
+    cfg = DemoConfig()
+    assert cfg.ppo_epochs * cfg.ppo_minibatches == 8 and cfg.grpo_lr == 0.02
+    assert min(gspo["clipfrac"]) * 8 / 7 > 0.9
+    # "With GRPO's bounds on s (0.2 each side) the same run ends within 0.05 of GRPO"
+    wide = replace(cfg, gspo_clip_low=0.2, gspo_clip_high=0.2)
+    seq_sft, *_, seq_grpo, _ = np.random.SeedSequence(cfg.seed).spawn(7)
+    sft = train_sft(wide, np.random.default_rng(seq_sft), _Logger("sft", 1, 1, {}, None))
+    log: dict = {}
+    train_grpo(
+        wide, sft, np.random.default_rng(seq_grpo), _Logger("gspo", 200, 5, log, None),
+        GRPO_VARIANTS["gspo"],
+    )
+    assert abs(_fifths(log["rm_score"])[1] - _fifths(grpo["rm_score"])[1]) < 0.05
+
+
+def _mismatch_runs(cfg: DemoConfig) -> dict[str, dict]:
+    """The two mismatch runs of ``cfg`` alone (no PPO, DPO or GSPO), as run() makes them."""
+    seq_sft, *_, seq_grpo, seq_noise = np.random.SeedSequence(cfg.seed).spawn(7)
+    sft = train_sft(cfg, np.random.default_rng(seq_sft), _Logger("sft", 1, 1, {}, None))
+    logs: dict[str, dict] = {}
+    for name in ("grpo_mismatch", "grpo_tis"):
+        logs[name] = {}
+        train_grpo(
+            cfg, sft, np.random.default_rng(seq_grpo),
+            _Logger(name, cfg.grpo_steps, cfg.log_every, logs[name], None),
+            GRPO_VARIANTS[name], np.random.default_rng(seq_noise),
+        )
+    return logs
+
+
+def test_what_the_demo_page_says_of_the_rollout_mismatch_holds_for_the_sample_run():
+    # docs/s21/demo.*.md, "Rollout/training mismatch, without and with TIS" (seed 0)
+    result = _run("default")
+    grpo, plain, tis = result["grpo"], result["grpo_mismatch"], result["grpo_tis"]
+    # "σ = 0.3 … C = 2"; "0.3 is about what rounding a logit between 8 and 16 to fp8 (e4m3) adds:
+    # the grid there has spacing 1 … 1/√12 ≈ 0.29; bf16's spacing there is 1/16 (0.018)"
+    cfg = DemoConfig()
+    assert cfg.rollout_noise == 0.3 and cfg.tis_threshold == 2.0
+    e4m3 = [8 * (1 + k / 8) for k in range(8)]  # 3 mantissa bits between 8 and 16
+    assert np.diff(e4m3).tolist() == [1.0] * 7 and f"{1 / math.sqrt(12):.2f}" == "0.29"
+    assert f"{8 * 2**-7 / math.sqrt(12):.3f}" == "0.018"  # 7 mantissa bits, spacing 8/128
+    # "KL(π_rollout ‖ π_train) stays below 0.5 nats per word at every logged point, against the
+    # 40 nats that separate GRPO from its reference by the end"
+    assert max(plain["rollout_kl"] + tis["rollout_kl"]) < 0.5
+    assert 39 < _fifths(grpo["kl"])[1] < 41
+    # "fewer than 1% of the tokens have a weight above C"
+    assert max(plain["tis_truncated"] + tis["tis_truncated"]) < 0.01
+    # "the last fifth's score is 2.65 for GRPO, 2.62 uncorrected, 2.60 with TIS"
+    ends = [f"{_fifths(r['rm_score'])[1]:.2f}" for r in (grpo, plain, tis)]
+    assert ends == ["2.65", "2.62", "2.60"]
+    # "With --rollout-noise 1 the KL reaches about 4 nats per word, 8% of the weights exceed C,
+    # and the uncorrected run ends at 2.49, the TIS run at 2.41"
+    loud = _mismatch_runs(replace(cfg, rollout_noise=1.0))
+    for log in loud.values():
+        assert 3.5 < _fifths(log["rollout_kl"])[1] < 4.5
+        assert 0.07 < _fifths(log["tis_truncated"])[1] < 0.09
+    assert f"{_fifths(loud['grpo_mismatch']['rm_score'])[1]:.2f}" == "2.49"
+    assert f"{_fifths(loud['grpo_tis']['rm_score'])[1]:.2f}" == "2.41"
 
 
 def test_dpo_widens_the_margin_and_lowers_the_loss(trained):
@@ -334,8 +668,8 @@ def test_on_log_streams_every_logged_point():
     calls = []
     result = run(TINY.to_dict(), on_log=lambda *args: calls.append(args))
     phases = [c[0] for c in calls]
-    assert phases == sorted(phases, key=["sft", "ppo", "dpo", "grpo"].index)
-    for phase in ("sft", "ppo", "dpo", "grpo"):
+    assert phases == sorted(phases, key=PHASES.index)
+    for phase in PHASES:
         mine = [c for c in calls if c[0] == phase]
         assert [c[1] for c in mine] == result[phase]["step"]
         assert mine[-1][1] == mine[-1][2] == 10
@@ -365,7 +699,10 @@ def test_cli_json_has_the_documented_structure(tmp_path, capsys):
     documented = {
         "ppo": ["rm_score", "kl", "entropy"],
         "dpo": ["margin", "loss"],
-        "grpo": ["rm_score", "kl", "entropy"],
+        "grpo": ["rm_score", "kl", "entropy", "clipfrac"],
+        "gspo": ["rm_score", "kl", "entropy", "clipfrac"],
+        "grpo_mismatch": ["rm_score", "rollout_kl", "tis_truncated"],
+        "grpo_tis": ["rm_score", "rollout_kl", "tis_truncated"],
     }
     for phase, keys in documented.items():
         for key in keys:
@@ -375,6 +712,20 @@ def test_cli_json_has_the_documented_structure(tmp_path, capsys):
     assert data["config"]["ppo_steps"] == 10
     # the file holds exactly what run() returns
     assert data == json.loads(json.dumps(run(TINY)))
+    assert "GSPO: GRPO with the sequence ratio" in out and "(TIS)" in out
+
+
+def test_cli_flags_choose_the_runs_beside_grpo_and_the_rollout_noise(tmp_path, capsys):
+    path = tmp_path / "metrics.json"
+    assert main([*TINY_FLAGS, "--no-grpo-variants", "--no-progress", "--json", str(path)]) == 0
+    data = json.loads(path.read_text())
+    assert set(GRPO_VARIANTS).isdisjoint(data) and set(GRPO_VARIANTS).isdisjoint(data["eval"])
+    assert main([*TINY_FLAGS, "--rollout-noise", "0.7", "--no-progress", "--json", str(path)]) == 0
+    data = json.loads(path.read_text())
+    assert data["config"]["rollout_noise"] == 0.7 and data["config"]["grpo_variants"] is True
+    assert "logit noise σ = 0.7" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main([*TINY_FLAGS, "--rollout-noise", "-1"])
 
 
 def test_cli_plot_without_matplotlib_explains_how_to_get_it(tmp_path, capsys, monkeypatch):

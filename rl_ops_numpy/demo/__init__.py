@@ -1,4 +1,5 @@
-"""Toy RLHF in pure NumPy: SFT, then PPO and DPO, on a tiny next-token model.
+"""Toy RLHF in pure NumPy: SFT, then PPO, DPO and GRPO (and beside GRPO: GSPO, and GRPO on rollouts
+from a perturbed copy, without and with TIS), on a tiny next-token model.
 
 Run it with ``python -m rl_ops_numpy.demo`` (``--help`` for the flags), or from Python, as the
 browser worker does::
@@ -10,7 +11,7 @@ browser worker does::
 
 - :mod:`.model`: the toy language model (actor), the value head (critic), Adam; gradients by hand.
 - :mod:`.reward`: the rule-based reward model, one named function per term.
-- :mod:`.train`: the three phases, built on the operators of :mod:`rl_ops_numpy`.
+- :mod:`.train`: the phases, built on the operators of :mod:`rl_ops_numpy`.
 - :mod:`.plot`: the optional matplotlib figure; :mod:`.__main__`: the command line.
 """
 

@@ -1,8 +1,9 @@
 """Command line: ``python -m rl_ops_numpy.demo [--seed N] [--json PATH] [--plot PATH] …``.
 
-Runs SFT, PPO, DPO and GRPO on the toy model, shows a progress bar on stderr, prints a table of the
-logged metrics of each phase and a summary on stdout, and optionally writes them as JSON and as a
-PNG of the four curves.
+Runs SFT, PPO, DPO and GRPO on the toy model (and, beside GRPO, GSPO and GRPO on rollouts from a
+perturbed copy of the policy, without and with TIS), shows a progress bar on stderr, prints a table
+of the logged metrics of each phase and a summary on stdout, and optionally writes them as JSON and
+as a PNG of the curves.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, TextIO
 
 from .plot import MatplotlibMissing, require_matplotlib, save_plot
@@ -32,13 +34,31 @@ _COLUMNS = {
         "length",
     ],
     "dpo": ["loss", "margin", "accuracy", "rm_score"],
-    "grpo": ["rm_score", "kl", "kl_k3", "entropy", "policy_loss", "flat_groups", "length"],
+    "grpo": [
+        "rm_score",
+        "kl",
+        "kl_k3",
+        "entropy",
+        "policy_loss",
+        "clipfrac",
+        "flat_groups",
+        "length",
+    ],
+    "gspo": ["rm_score", "kl", "entropy", "policy_loss", "clipfrac", "flat_groups", "length"],
+    "grpo_mismatch": ["rm_score", "kl", "entropy", "rollout_kl", "tis_truncated", "length"],
+    "grpo_tis": ["rm_score", "kl", "entropy", "rollout_kl", "tis_truncated", "length"],
 }
 _TITLES = {
     "sft": "SFT: cross-entropy on the babble corpus",
     "ppo": "PPO: actor + critic against the rule-based RM, KL to the SFT reference",
     "dpo": "DPO: best-vs-worst-of-4 pairs from the SFT model",
     "grpo": "GRPO: 4 words per prompt, group-relative advantages, k3 in the loss, no critic",
+    "gspo": "GSPO: GRPO with the sequence ratio s = exp(mean_t log ρ_t), ε = {gspo_clip_low:g} / "
+    "{gspo_clip_high:g}",
+    "grpo_mismatch": "GRPO on rollouts from a perturbed copy (logit noise σ = {rollout_noise:g}), "
+    "uncorrected",
+    "grpo_tis": "GRPO on the same perturbed rollouts, each token's loss × min(π_train / "
+    "π_rollout, {tis_threshold:g}) (TIS)",
 }
 
 
@@ -48,6 +68,14 @@ def _count(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
     return n
+
+
+def _noise(text: str) -> float:
+    """argparse type: a float ≥ 0."""
+    x = float(text)
+    if not x >= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {text}")
+    return x
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,18 +88,24 @@ def _parser() -> argparse.ArgumentParser:
             "against a rule-based reward model (length near 15, distinct letters, vowel/consonant "
             "alternation, penalties for very short words and repeated letters) with the SFT model "
             "as the KL reference, DPO on best-vs-worst-of-4 pairs, and GRPO (groups of 4 words "
-            "per prompt, no critic) against the same reward model. A progress bar goes to "
-            "stderr; a table of every logged metric and a summary go to stdout."
+            "per prompt, no critic) against the same reward model. Beside GRPO, from the same SFT "
+            "model and seed: GSPO (the sequence-level ratio), and GRPO on words sampled by a "
+            "perturbed copy of the policy (noise on its logits, as a low-precision inference "
+            "engine), without correction and with TIS (each token's loss times min(π_train / "
+            "π_rollout, C)). A progress bar goes to stderr; a table of every logged metric and a "
+            "summary go to stdout."
         ),
         epilog=(
             'JSON layout: {"config": {...}, "sft": {"step": [...], "loss": [...]}, '
             '"ppo": {"step", "rm_score", "kl", "kl_k3", "entropy", "policy_loss", '
             '"value_loss", "clipfrac", "length"}, "dpo": {"step", "loss", "margin", '
             '"accuracy", "rm_score"}, "grpo": {"step", "rm_score", "kl", "kl_k3", "entropy", '
-            '"policy_loss", "flat_groups", "length"}, "eval": {"sft"|"ppo"|"dpo"|"grpo": '
-            '{"rm_score", "length", "examples"}}}; each metric is a list, one value per logging '
-            "step (the mean over the steps since the previous one). The same seed and flags give "
-            "an identical file."
+            '"policy_loss", "clipfrac", "flat_groups", "length"}, "gspo": {the same keys}, '
+            '"grpo_mismatch" and "grpo_tis": {the same, and "rollout_kl", "tis_truncated"}, '
+            '"eval": {"sft"|"ppo"|"dpo"|"grpo"|…: {"rm_score", "length", "examples"}}} (the '
+            "three runs beside GRPO only with --grpo-variants, the default without --browser); "
+            "each metric is a list, one value per logging step (the mean over the steps since the "
+            "previous one). The same seed and flags give an identical file."
         ),
     )
     b = DemoConfig.browser()
@@ -94,6 +128,22 @@ def _parser() -> argparse.ArgumentParser:
         help=f"steps per logged point, each the mean of its steps (default {d.log_every})",
     )
     p.add_argument(
+        "--grpo-variants",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also run GSPO and GRPO on perturbed rollouts without and with TIS, each from the SFT "
+        "model with GRPO's seed (default: on; off with --browser)",
+    )
+    p.add_argument(
+        "--rollout-noise",
+        type=_noise,
+        default=None,
+        metavar="SIGMA",
+        help="σ of the noise on each logit of the perturbed copy that samples the mismatch runs' "
+        f"words (default {d.rollout_noise:g}, fp8 rounding's spread for logits between 8 and 16; "
+        "0: no mismatch)",
+    )
+    p.add_argument(
         "--browser",
         action="store_true",
         help="use the smaller configuration the browser runs (DemoConfig.browser())",
@@ -102,7 +152,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--plot",
         metavar="PATH",
-        help="write a PNG of RM score, KL, entropy (PPO and GRPO) and DPO margin to PATH "
+        help="write a PNG of RM score, KL, entropy (PPO and GRPO), DPO margin and, with the runs "
+        "beside GRPO, GSPO's and the mismatch runs' RM score, KL(rollout ‖ train) and truncated "
+        "share to PATH "
         "(needs matplotlib: pip install 'rl_ops_numpy[demo]')",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -111,10 +163,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def format_table(log: dict[str, list], columns: Sequence[str]) -> str:
     """Fixed-width text table: one row per logging step, one column per metric."""
-    head = f"{'step':>6}" + "".join(f"{c:>13}" for c in columns)
+    widths = [max(13, len(c) + 2) for c in columns]
+    head = f"{'step':>6}" + "".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True))
     rows = [head, "-" * len(head)]
     for i, step in enumerate(log["step"]):
-        rows.append(f"{step:>6}" + "".join(f"{log[c][i]:>13.4f}" for c in columns))
+        cells = (f"{log[c][i]:>{w}.4f}" for c, w in zip(columns, widths, strict=True))
+        rows.append(f"{step:>6}" + "".join(cells))
     return "\n".join(rows)
 
 
@@ -154,6 +208,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         grpo_steps=args.grpo_steps,
         log_every=args.log_every,
     )
+    if args.grpo_variants is not None:
+        cfg = replace(cfg, grpo_variants=args.grpo_variants)
+    if args.rollout_noise is not None:
+        cfg = replace(cfg, rollout_noise=args.rollout_noise)
     progress = None if args.no_progress else _Progress(sys.stderr)
 
     def on_log(phase: str, step: int, total: int, metrics: dict[str, float]) -> None:
@@ -164,9 +222,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = run(cfg, on_log)
     elapsed = time.perf_counter() - start
 
-    for phase in ("sft", "ppo", "dpo", "grpo"):
-        print(f"\n{_TITLES[phase]}")
-        print(format_table(result[phase], _COLUMNS[phase]))
+    for phase, columns in _COLUMNS.items():
+        if phase in result:
+            print(f"\n{_TITLES[phase].format(**result['config'])}")
+            print(format_table(result[phase], columns))
     _print_summary(result)
     print(f"\n{elapsed:.1f} s (seed {cfg.seed})")
     if args.json:
@@ -186,7 +245,7 @@ def _print_summary(result: dict[str, Any]) -> None:
     )
     for name, ev in result["eval"].items():
         words = " ".join(e["word"] for e in ev["examples"])
-        print(f"  {name.upper():<4} RM {ev['rm_score']:6.3f}  len {ev['length']:5.2f}  {words}")
+        print(f"  {name.upper():<13} RM {ev['rm_score']:6.3f}  len {ev['length']:5.2f}  {words}")
 
 
 if __name__ == "__main__":

@@ -77,7 +77,9 @@ class Batch:
 
     All four arrays are ``[B, T]``; ``mask`` is 1 on real tokens and 0 on padding. For a
     sampled response, ``prompts[b]`` is the first letter the word was given and ``actions`` the
-    letters (and ``EOS``) the model wrote after it.
+    letters (and ``EOS``) the model wrote after it, and ``logprobs`` the log-probability each
+    action had in the distribution it was drawn from (what an inference engine returns with its
+    samples: the rollout log-probs).
     """
 
     prev: np.ndarray  # [B, T] int, the token before
@@ -85,11 +87,15 @@ class Batch:
     actions: np.ndarray  # [B, T] int, the token predicted
     mask: np.ndarray  # [B, T] float, 1 on real tokens
     prompts: np.ndarray | None = None  # [B] int, first letters (sampled responses only)
+    logprobs: np.ndarray | None = None  # [B, T] float, the sampler's log-probs (0 on padding)
 
     def take(self, idx: np.ndarray) -> Batch:
         """The rows ``idx`` of every array."""
         prompts = None if self.prompts is None else self.prompts[idx]
-        return Batch(self.prev[idx], self.pos[idx], self.actions[idx], self.mask[idx], prompts)
+        logprobs = None if self.logprobs is None else self.logprobs[idx]
+        return Batch(
+            self.prev[idx], self.pos[idx], self.actions[idx], self.mask[idx], prompts, logprobs
+        )
 
     def words(self) -> list[str]:
         """Each row as a word: the prompt letter (if any) followed by the predicted letters."""
@@ -228,7 +234,13 @@ class TinyLM:
         }
 
     def sample(
-        self, prompts: np.ndarray, rng: np.random.Generator, temperature: float = 1.0
+        self,
+        prompts: np.ndarray,
+        rng: np.random.Generator,
+        temperature: float = 1.0,
+        *,
+        logit_noise: float = 0.0,
+        noise_rng: np.random.Generator | None = None,
     ) -> Batch:
         r"""Write one word per prompt letter: $a_t \sim \operatorname{softmax}(z_t/\tau)$.
 
@@ -236,36 +248,55 @@ class TinyLM:
         from the token before it (the prompt for ``t = 0``). Sampling stops at ``EOS``; the mask
         covers the response up to and including ``EOS``.
 
+        With ``logit_noise`` $= \sigma > 0$ the words come from a perturbed copy of the model,
+        as from a low-precision inference engine: every logit of every step gets its own
+        $\varepsilon \sim \mathcal N(0, \sigma^2)$, $a_t \sim \mu = \operatorname{softmax}((z_t +
+        \varepsilon_t)/\tau)$, drawn from ``noise_rng``, so that ``rng``'s draws (and, at
+        $\sigma = 0$, the words) are those of the unperturbed model.
+
         Args:
             prompts: ``[B]`` token ids of the first letters.
             rng: the generator to draw from.
             temperature: τ > 0.
+            logit_noise: σ ≥ 0 of the perturbation of the sampler's logits; 0: none.
+            noise_rng: the generator of the perturbation (needed when σ > 0).
 
         Returns:
-            A :class:`Batch` with ``T = max_len`` response slots and ``prompts`` set.
+            A :class:`Batch` with ``T = max_len`` response slots, ``prompts`` set, and
+            ``logprobs`` the log-probs of the actions in the distribution they were drawn from.
         """
         prompts = np.asarray(prompts, np.int64)
         (B,), T = prompts.shape, self.max_len  # words, response slots
         actions = np.full((B, T), PAD, np.int64)
         mask = np.zeros((B, T))
+        logprobs = np.zeros((B, T))
         prev = prompts.copy()
         alive = np.ones(B, bool)
+        rows = np.arange(B)
         for t in range(T):
-            # π(· | x_{t−1}, t+1) = softmax(z / τ)
-            probs = np.exp(self.log_probs(prev, np.full(B, t + 1), temperature))  # [B, V]
+            # log π(· | x_{t−1}, t+1) = log softmax(z / τ)
+            logp = self.log_probs(prev, np.full(B, t + 1), temperature)  # [B, V]
+            if logit_noise > 0:
+                if noise_rng is None:
+                    raise ValueError("logit_noise > 0 needs a noise_rng")
+                # log μ = log softmax((z + ε) / τ) = log softmax(log π + ε / τ),  ε ~ N(0, σ²)
+                eps = logit_noise * noise_rng.standard_normal(logp.shape)  # [B, V]
+                logp = _log_softmax(logp + eps / temperature)
+            probs = np.exp(logp)  # [B, V]
             # inverse CDF: first token whose cumulative probability exceeds u · total
             cdf = probs.cumsum(axis=1)
             u = rng.random(B)[:, None] * cdf[:, -1:]
             a = np.argmax(cdf > u, axis=1)
             actions[alive, t] = a[alive]
             mask[alive, t] = 1
+            logprobs[alive, t] = logp[rows, a][alive]
             alive &= a != EOS
             prev = np.where(alive, a, PAD)
             if not alive.any():
                 break
         prev_all = np.concatenate([prompts[:, None], actions[:, :-1]], axis=1)
         pos = np.broadcast_to(np.arange(1, T + 1), (B, T)).copy()
-        return Batch(prev_all, pos, actions, mask, prompts)
+        return Batch(prev_all, pos, actions, mask, prompts, logprobs)
 
 
 class ValueHead:

@@ -1,4 +1,5 @@
-"""Optional PNG of the four curves (RM score, KL, entropy, DPO margin), drawn with matplotlib.
+"""Optional PNG of the curves (RM score, KL, entropy, DPO margin; with the runs beside GRPO, GSPO's
+and the rollout mismatch's), drawn with matplotlib.
 
 matplotlib is not a dependency of ``rl_ops_numpy``; it comes with the ``demo`` extra
 (``pip install 'rl_ops_numpy[demo]'``) and is imported only when a plot is asked for.
@@ -37,20 +38,59 @@ def require_matplotlib() -> Any:
     return plt
 
 
+# the legend's name of each phase
+NAMES = {
+    "ppo": "PPO",
+    "dpo": "DPO",
+    "grpo": "GRPO",
+    "gspo": "GSPO",
+    "grpo_mismatch": "GRPO + mismatch",
+    "grpo_tis": "GRPO + mismatch + TIS",
+}
+# a phase keeps its colour in every panel (matplotlib's default cycle)
+COLOURS = {
+    "ppo": "C0",
+    "dpo": "C0",
+    "grpo": "C1",
+    "gspo": "C2",
+    "grpo_mismatch": "C3",
+    "grpo_tis": "C4",
+}
+MISMATCH = ("grpo_mismatch", "grpo_tis")
+
+# (phases, metric, title, y label), one per panel
+PANELS = [
+    (("ppo", "grpo"), "rm_score", "Reward-model score", "mean RM score"),
+    (("ppo", "grpo"), "kl", "KL(π ‖ π_ref) per word", "nats (k1, summed over tokens)"),
+    (("ppo", "grpo"), "entropy", "Policy entropy per token", "nats"),
+    (("dpo",), "margin", "DPO: preference margin", "β·(log-ratio_w − log-ratio_l)"),
+    (("grpo", "gspo"), "rm_score", "GSPO next to GRPO: RM score", "mean RM score"),
+    (("grpo", *MISMATCH), "rm_score", "Rollout mismatch: RM score", "mean RM score"),
+    (MISMATCH, "rollout_kl", "KL(π_rollout ‖ π_train) per word", "nats (k1, summed over tokens)"),
+    (MISMATCH, "tis_truncated", "Tokens whose IS weight exceeds C", "share of tokens"),
+]
+
+
 def save_plot(result: dict[str, Any], path: str | Path) -> Path:
-    """Draw RM score, KL and entropy (PPO and GRPO) and the margin (DPO) against step; save."""
+    """Draw every panel whose runs are in ``result`` (the last four need the runs beside GRPO)
+    against step; save as PNG."""
     plt = require_matplotlib()
-    panels = [
-        (("ppo", "grpo"), "rm_score", "Reward-model score", "mean RM score"),
-        (("ppo", "grpo"), "kl", "KL(π ‖ π_ref) per word", "nats (k1, summed over tokens)"),
-        (("ppo", "grpo"), "entropy", "Policy entropy per token", "nats"),
-        (("dpo",), "margin", "DPO: preference margin", "β·(log-ratio_w − log-ratio_l)"),
-    ]
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7), constrained_layout=True)
-    for ax, (phases, key, title, ylabel) in zip(axes.flat, panels, strict=True):
+    panels = [p for p in PANELS if all(phase in result for phase in p[0])]
+    rows = -(-len(panels) // 2)
+    fig, axes = plt.subplots(rows, 2, figsize=(10, 3.5 * rows), constrained_layout=True)
+    for ax in axes.flat[len(panels) :]:
+        ax.remove()
+    for ax, (phases, key, title, ylabel) in zip(axes.flat, panels, strict=False):
         for phase in phases:
             log = result[phase]
-            ax.plot(log["step"], log[key], marker=".", linewidth=1.5, label=phase.upper())
+            ax.plot(
+                log["step"],
+                log[key],
+                marker=".",
+                linewidth=1.5,
+                color=COLOURS[phase],
+                label=NAMES[phase],
+            )
         if len(phases) > 1:
             ax.legend()
         ax.set_title(title)

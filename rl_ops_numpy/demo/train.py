@@ -15,9 +15,18 @@ r"""The four phases of the toy RLHF run: SFT, PPO, DPO, GRPO, and :func:`run`, w
    model, takes each word's advantage against its group (``group_advantages``) and runs the same
    epochs of minibatch updates as PPO on ``grpo_policy_loss`` (clipped surrogate + β·k3 to the
    reference, in the loss rather than the reward).
+5. **Beside GRPO** (``grpo_variants``), the same phase three more times, each from the SFT model
+   with GRPO's seed and one change: ``gspo``, GSPO's sequence-level ratio
+   (:func:`gspo_loss_and_grad`) in place of the per-token one; ``grpo_mismatch``, the words
+   sampled by a perturbed copy of the policy (``rollout_noise``, as a low-precision inference
+   engine would) and trained on as if the policy had written them; ``grpo_tis``, the same
+   rollouts with each token's loss weighted by the truncated importance weight
+   (:func:`tis_weights`).
 
 The operators of :mod:`rl_ops_numpy` give every reported loss, the token rewards, the advantages
-and the KL. They return values, not gradients, so the gradients are written by hand below
+and the KL (the runs beside GRPO compute their losses by hand: :func:`tis_weights` and
+:func:`gspo_loss_and_grad` will be checked against the package's operators when it has them).
+The operators return values, not gradients, so the gradients are written by hand below
 (``*_grad``: the derivative of each loss w.r.t. the log-probs or values) and pushed through the
 model by :meth:`TinyLM.backward <.model.TinyLM.backward>`; the tests check each against finite
 differences of the operator's value.
@@ -51,18 +60,25 @@ from .reward import score_batch
 
 __all__ = [
     "BROWSER_CONFIG",
+    "GRPO_VARIANTS",
     "DemoConfig",
+    "Variant",
     "dpo_grad",
     "dpo_loss_and_grads",
     "grpo_grad",
     "grpo_loss_and_grads",
+    "gspo_loss_and_grad",
+    "k3_loss_and_grad",
     "make_corpus",
     "policy_loss_and_grads",
     "run",
     "sft_loss_and_grads",
     "surrogate_grad",
+    "tis_grpo_loss_and_grad",
+    "tis_weights",
     "value_grad",
     "value_loss_and_grads",
+    "variant_loss_and_grads",
 ]
 
 OnLog = Callable[[str, int, int, dict[str, float]], Any]
@@ -113,6 +129,19 @@ class DemoConfig:
     # PPO's.
     grpo_beta: float = 0.04
     grpo_loss_agg_mode: str = "token-mean"
+    # Beside GRPO: GSPO, and GRPO on rollouts from a perturbed copy, without and with TIS
+    # (GRPO_VARIANTS; each from the SFT model, with GRPO's seed and settings but for its change)
+    grpo_variants: bool = True
+    # GSPO: ε_low, ε_high of the sequence ratio (verl's GSPO recipe); loss aggregated as in verl
+    gspo_clip_low: float = 3e-4
+    gspo_clip_high: float = 4e-4
+    gspo_loss_agg_mode: str = "seq-mean-token-mean"
+    # σ of the N(0, σ²) added to each logit the perturbed copy samples from (0: no mismatch).
+    # 0.3 is the spread of fp8 (e4m3) rounding of logits between 8 and 16, where fp8's grid
+    # spacing is 1 (uniform error, σ = 1/√12 ≈ 0.29); bf16's spacing there is 1/16 (σ ≈ 0.018).
+    rollout_noise: float = 0.3
+    # C of TIS, min(π_train / π_rollout, C): verl 0.9.1's rollout_is_threshold default
+    tis_threshold: float = 2.0
     # evaluation
     eval_words: int = 256  # words sampled to score each final model
     show_words: int = 8  # example words kept in the result
@@ -136,6 +165,8 @@ class DemoConfig:
             "grpo_steps": 100,
             "grpo_prompts": 12,
             "eval_words": 128,
+            # GSPO and the mismatch runs would double the browser's time: the page offers them
+            "grpo_variants": False,
         }
         return cls(**{**small, **overrides})
 
@@ -154,6 +185,23 @@ class DemoConfig:
 
 
 BROWSER_CONFIG = DemoConfig.browser()
+
+
+@dataclass(frozen=True)
+class Variant:
+    """What a run of the GRPO phase changes: its policy loss, its sampler, its correction."""
+
+    loss: str = "grpo"  # "grpo": per-token ratio; "gspo": the sequence's
+    mismatch: bool = False  # sample from a perturbed copy of the policy (σ = rollout_noise)
+    tis: bool = False  # weight each token's loss by min(π_old / π_rollout, C)
+
+
+# the runs beside GRPO, by the name of their phase in the result
+GRPO_VARIANTS = {
+    "gspo": Variant(loss="gspo"),
+    "grpo_mismatch": Variant(mismatch=True),
+    "grpo_tis": Variant(mismatch=True, tis=True),
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,8 +378,8 @@ def grpo_loss_and_grads(
     adv: np.ndarray,
     ref_lp: np.ndarray,
     cfg: DemoConfig,
-) -> tuple[float, dict[str, np.ndarray]]:
-    """:func:`grpo_policy_loss` (by the operator) and its parameter gradients."""
+) -> tuple[float, dict[str, np.ndarray], float]:
+    """:func:`grpo_policy_loss` (by the operator), its parameter gradients, the clip fraction."""
     new_lp, logp = model.token_logprobs(batch, cfg.temperature)  # [B, T], [B, T, V]
     args = (new_lp, old_lp, adv, batch.mask, ref_lp)
     loss = grpo_policy_loss(
@@ -339,7 +387,170 @@ def grpo_loss_and_grads(
         loss_agg_mode=cfg.grpo_loss_agg_mode,
     )
     g = grpo_grad(*args, cfg.clip_range, cfg.grpo_beta, cfg.grpo_loss_agg_mode)
-    return loss, model.backward(batch, logp, g, cfg.temperature)
+    # clip fraction: share of tokens with |ρ − 1| > ε
+    ratio = importance_ratio(new_lp, old_lp, batch.mask)
+    clipfrac = _masked_mean(np.abs(ratio - 1) > cfg.clip_range, batch.mask)
+    return loss, model.backward(batch, logp, g, cfg.temperature), clipfrac
+
+
+# --- beside GRPO: TIS weights, GRPO weighted by them, GSPO; each the value and ∂/∂log π_θ ---
+
+
+def tis_weights(
+    train_lp: np.ndarray, rollout_lp: np.ndarray, mask: np.ndarray, threshold: float = 2.0
+) -> np.ndarray:
+    r"""``[B, T]`` token-level truncated importance weights (TIS), 0 on padding; a constant.
+
+    $$w_t = \min\Big(\frac{\pi_{\text{train}}(a_t)}{\pi_{\text{rollout}}(a_t)},\ C\Big)
+      = \min\big(e^{\,\operatorname{clip}(\log\pi_{\text{train}} - \log\pi_{\text{rollout}},
+      \pm 20)},\ C\big)\,m_t$$
+
+    ``train_lp`` is $\log\pi_{\text{old}}$ as the trainer computes it, ``rollout_lp`` the log-prob
+    the sampler drew each token with; the ±20 bound on the log-ratio is verl 0.9.1's
+    ``SAFETY_BOUND``. It should equal ``rl_ops_numpy.rollout_is_weights(train_lp, rollout_lp,
+    mask, level="token", threshold=C)``. The weight is a number, not a function of θ: the loss
+    multiplies it in, and no gradient flows through it.
+    """
+    # w = min(exp(clip(log π_train − log π_rollout, −20, 20)), C), 0 on padding
+    log_ratio = np.clip(train_lp - rollout_lp, -20.0, 20.0)  # [B, T]
+    return np.minimum(np.exp(log_ratio) * mask, threshold)
+
+
+def _clipped_surrogate(ratio: np.ndarray, a: np.ndarray, clip_low: float, clip_high: float):
+    r"""Per token $\max(-\hat A r, -\hat A\operatorname{clip}(r, 1-\epsilon_l, 1+\epsilon_h))$ and
+    its derivative w.r.t. $\log r$: $-\hat A r$ where the unclipped branch is the max, else 0."""
+    loss = np.maximum(-a * ratio, -a * np.clip(ratio, 1 - clip_low, 1 + clip_high))
+    clipped = ((a > 0) & (ratio > 1 + clip_high)) | ((a < 0) & (ratio < 1 - clip_low))
+    return loss, np.where(clipped, 0.0, -a * ratio)
+
+
+def k3_loss_and_grad(
+    new_lp: np.ndarray, ref_lp: np.ndarray, mask: np.ndarray, mode: str = "token-mean"
+) -> tuple[float, np.ndarray]:
+    r"""The k3 estimate of KL(π_θ ‖ π_ref), aggregated per ``mode``, and its gradient.
+
+    $$k_3 = e^{d} - d - 1,\quad d = \log\pi_{\text{ref}} - \log\pi_\theta,\qquad
+      \frac{\partial k_3}{\partial\log\pi_\theta} = 1 - e^{d}$$
+    """
+    d = (ref_lp - new_lp) * mask  # [B, T]
+    w = _aggregation_weights(mask, mode)  # [B, T]
+    # k3 = e^d − d − 1, ∂k3/∂log π_θ = −(e^d − 1)
+    return float((w * (np.expm1(d) - d)).sum()), -w * np.expm1(d)
+
+
+def tis_grpo_loss_and_grad(
+    new_lp: np.ndarray,
+    old_lp: np.ndarray,
+    adv: np.ndarray,
+    mask: np.ndarray,
+    weights: np.ndarray,
+    clip_range: float = 0.2,
+    mode: str = "token-mean",
+) -> tuple[float, np.ndarray]:
+    r"""GRPO's clipped surrogate with each token's loss times its TIS weight, and the gradient.
+
+    $$L = \sum_{b,t} \omega_{bt}\, w_{bt}\,\max\big(-\hat A_b\rho_{bt},\ -\hat A_b
+      \operatorname{clip}(\rho_{bt}, 1\pm\epsilon)\big),\qquad
+      \frac{\partial L}{\partial\log\pi_\theta(a_t)} = \omega_t\,w_t\,(-\hat A\rho_t)\,
+      [\text{not clipped}]$$
+
+    ``adv`` ``[B]``, ``weights`` ``[B, T]`` (:func:`tis_weights`, constants), $\omega$ the
+    aggregation weights of ``mode``. This is how verl 0.9.1 applies ``rollout_is_weights``
+    (``pg_losses * rollout_is_weights`` before aggregating) in its policy losses; the KL term is
+    added apart, unweighted (:func:`k3_loss_and_grad`). With ``weights = mask`` it is the
+    surrogate part of ``grpo_policy_loss``.
+    """
+    a = adv[:, None]  # [B, 1]: the word's advantage on each of its tokens
+    # ρ = exp(log π_θ − log π_old)
+    ratio = np.exp((new_lp - old_lp) * mask)
+    loss, g = _clipped_surrogate(ratio, a, clip_range, clip_range)
+    omega = _aggregation_weights(mask, mode) * weights  # [B, T]
+    return float((omega * loss).sum()), omega * g
+
+
+def gspo_loss_and_grad(
+    new_lp: np.ndarray,
+    old_lp: np.ndarray,
+    adv: np.ndarray,
+    mask: np.ndarray,
+    clip_low: float = 3e-4,
+    clip_high: float = 4e-4,
+    weights: np.ndarray | None = None,
+    mode: str = "seq-mean-token-mean",
+) -> tuple[float, np.ndarray]:
+    r"""GSPO's loss (verl 0.9.1 ``compute_policy_loss_gspo``) and its gradient w.r.t. log π_θ.
+
+    The ratio is the sequence's, the geometric mean of its tokens' ratios, put on every token
+    with the stop-gradient trick, so that its value is $s_b$ and its gradient that of
+    $\log\pi_\theta(a_t)$:
+
+    $$s_b = \exp\Big(\frac{1}{|y_b|}\sum_t m_{bt}(\log\pi_\theta - \log\pi_{\text{old}})\Big),
+      \qquad r_{bt} = \operatorname{sg}[s_b]\,\frac{\pi_\theta(a_t)}{\operatorname{sg}[\pi_\theta
+      (a_t)]},\quad \log r_{bt} \le 10$$
+
+    $$L = \sum_{b,t}\omega_{bt}\max\big(-\hat A_b r_{bt},\ -\hat A_b\operatorname{clip}(r_{bt},
+      1-\epsilon_l, 1+\epsilon_h)\big),\qquad \frac{\partial L}{\partial\log\pi_\theta(a_t)} =
+      \omega_t\,(-\hat A_b s_b)\,[\text{not clipped}]\,[\log s_b < 10]$$
+
+    ``adv`` ``[B]``, ``mask`` ``[B, T]``; $\omega$ the aggregation weights of ``mode`` (verl's
+    GSPO default, ``seq-mean-token-mean``), times ``weights`` (TIS) if given. With the defaults
+    its value should equal ``rl_ops_numpy.gspo_loss(new_lp, old_lp, adv, mask)``. Each token of
+    a word gets the same factor $s_b$, where GRPO gives each its own $\rho_t$; and one token
+    far off moves $s_b$ by only $1/|y_b|$ of its log-ratio.
+    """
+    a = adv[:, None]  # [B, 1]
+    n = np.maximum(mask.sum(axis=1, keepdims=True), 1.0)  # [B, 1] |y_b|
+    # log s_b = (1/|y_b|) Σ_t m (log π_θ − log π_old)
+    log_s = ((new_lp - old_lp) * mask).sum(axis=1, keepdims=True) / n  # [B, 1]
+    # log r = sg[log s] + log π_θ − sg[log π_θ], clamped at 10: its value is min(log s, 10)
+    log_r = np.broadcast_to(np.minimum(log_s, 10.0), mask.shape)  # [B, T]
+    loss, g = _clipped_surrogate(np.exp(log_r), a, clip_low, clip_high)
+    g = np.where(log_s <= 10.0, g, 0.0)  # the clamp passes no gradient above 10
+    omega = _aggregation_weights(mask, mode)
+    if weights is not None:
+        omega = omega * weights
+    return float((omega * loss).sum()), omega * g
+
+
+def variant_loss_and_grads(
+    model: TinyLM,
+    batch: Batch,
+    old_lp: np.ndarray,
+    adv: np.ndarray,
+    ref_lp: np.ndarray,
+    cfg: DemoConfig,
+    loss: str = "gspo",
+    weights: np.ndarray | None = None,
+) -> tuple[float, dict[str, np.ndarray], float]:
+    r"""The loss of a run beside GRPO, plus $\beta k_3$, its parameter gradients, the clip fraction.
+
+    ``loss="gspo"``: :func:`gspo_loss_and_grad`, aggregated per ``cfg.gspo_loss_agg_mode``;
+    ``loss="grpo"``: :func:`tis_grpo_loss_and_grad` with ``weights`` (``None``: all 1, GRPO's own
+    loss), per ``cfg.grpo_loss_agg_mode``. The k3 term to the reference (:func:`k3_loss_and_grad`,
+    β = ``cfg.grpo_beta``) is aggregated the same way and not weighted, as in verl 0.9.1. The clip
+    fraction is the share of tokens whose ratio ($\rho_t$, or GSPO's $s_b$ on each of its
+    tokens) lies outside the clip range.
+    """
+    new_lp, logp = model.token_logprobs(batch, cfg.temperature)  # [B, T], [B, T, V]
+    m = batch.mask
+    if loss == "gspo":
+        mode, low, high = cfg.gspo_loss_agg_mode, cfg.gspo_clip_low, cfg.gspo_clip_high
+        pg, g = gspo_loss_and_grad(new_lp, old_lp, adv, m, low, high, weights, mode)
+        # s_b = exp(mean_t log ρ_t), on each of the word's tokens
+        n = np.maximum(m.sum(axis=1, keepdims=True), 1.0)  # [B, 1]
+        ratio = np.exp(((new_lp - old_lp) * m).sum(axis=1, keepdims=True) / n) * m  # [B, T]
+    elif loss == "grpo":
+        mode, low, high = cfg.grpo_loss_agg_mode, cfg.clip_range, cfg.clip_range
+        w = m if weights is None else weights
+        pg, g = tis_grpo_loss_and_grad(new_lp, old_lp, adv, m, w, cfg.clip_range, mode)
+        ratio = importance_ratio(new_lp, old_lp, m)  # [B, T] ρ
+    else:
+        raise ValueError(f"unknown loss {loss!r}: 'grpo' or 'gspo'")
+    kl, g_kl = k3_loss_and_grad(new_lp, ref_lp, m, mode)
+    beta = cfg.grpo_beta
+    clipfrac = _masked_mean((ratio < 1 - low) | (ratio > 1 + high), m)
+    grads = model.backward(batch, logp, g + beta * g_kl, cfg.temperature)
+    return pg + beta * kl, grads, clipfrac
 
 
 def policy_loss_and_grads(
@@ -601,47 +812,89 @@ def train_dpo(
 
 # --8<-- [start:grpo_step]
 def grpo_step(
-    cfg: DemoConfig, actor: TinyLM, ref: TinyLM, opt: Adam, rng: np.random.Generator
+    cfg: DemoConfig,
+    actor: TinyLM,
+    ref: TinyLM,
+    opt: Adam,
+    rng: np.random.Generator,
+    variant: Variant = Variant(),
+    noise_rng: np.random.Generator | None = None,
 ) -> dict[str, float]:
     """One GRPO iteration: sample a group per prompt, score, group advantages, then the same
-    ``ppo_epochs × ppo_minibatches`` updates as PPO, with no critic; its metrics."""
+    ``ppo_epochs × ppo_minibatches`` updates as PPO, with no critic; its metrics. ``variant``
+    changes the loss (GSPO) or the sampler (a perturbed copy, ``noise_rng``) and the weights."""
     tau, G = cfg.temperature, cfg.grpo_group
-    # --- sample: G words for each prompt, side by side ---
+    # --- sample: G words for each prompt, side by side (from a perturbed copy: a mismatch) ---
     prompts = np.repeat(_random_prompts(rng, cfg.grpo_prompts), G)  # [N], N = prompts × G
-    batch = actor.sample(prompts, rng, tau)
+    noise = cfg.rollout_noise if variant.mismatch else 0.0
+    batch = actor.sample(prompts, rng, tau, logit_noise=noise, noise_rng=noise_rng)
     m = batch.mask  # [N, T]
     # --- score: the same reward model as PPO, one number per word ---
     rm_score = score_batch(batch.words())  # [N]
     # --- advantages: each word against the other words of its group ---
     adv = group_advantages(rm_score, G)  # [N]
+    # log π_old: the trainer's own log-probs of the words, not the sampler's (batch.logprobs)
     old_lp, logp = actor.token_logprobs(batch, tau)  # [N, T], [N, T, V]
     ref_lp, _ = ref.token_logprobs(batch, tau)  # [N, T]
     k1, _, k3 = kl_estimators(ref_lp, old_lp)
     entropy = _masked_mean(TinyLM.entropy(logp), m)
+    # TIS: w = min(π_old / π_rollout, C) per token, a constant in the loss
+    w = tis_weights(old_lp, batch.logprobs, m, cfg.tis_threshold) if variant.tis else None
     # --- learning: the clipped surrogate with β·k3 in the loss, in PPO's minibatches ---
-    losses = []
+    losses, clipfracs = [], []
     for idx in _minibatches(cfg, len(prompts), rng):
-        loss, grads = grpo_loss_and_grads(
-            actor, batch.take(idx), old_lp[idx], adv[idx], ref_lp[idx], cfg
-        )
+        mb = (actor, batch.take(idx), old_lp[idx], adv[idx], ref_lp[idx], cfg)
+        if variant.loss == "grpo" and w is None:
+            loss, grads, clipfrac = grpo_loss_and_grads(*mb)
+        else:
+            weights = None if w is None else w[idx]
+            loss, grads, clipfrac = variant_loss_and_grads(*mb, variant.loss, weights)
         opt.step(grads)
         losses.append(loss)
+        clipfracs.append(clipfrac)
     groups = rm_score.reshape(-1, G)
-    return {
+    metrics = {
         **_rollout_metrics(rm_score, k1, k3, m, entropy),
         "policy_loss": float(np.mean(losses)),
+        "clipfrac": float(np.mean(clipfracs)),
         # share of groups whose words all scored the same: no signal, advantage 0
         "flat_groups": float(np.mean(groups.max(axis=1) == groups.min(axis=1))),
     }
+    if variant.mismatch:
+        metrics.update(_mismatch_metrics(old_lp, batch.logprobs, m, cfg.tis_threshold))
+    return metrics
 # --8<-- [end:grpo_step]
 
 
-def train_grpo(cfg: DemoConfig, sft: TinyLM, rng: np.random.Generator, log: _Logger) -> TinyLM:
-    """GRPO from the SFT model, also the frozen reference; no critic."""
+def _mismatch_metrics(train_lp, rollout_lp, mask, threshold: float) -> dict[str, float]:
+    r"""What a run with a perturbed sampler logs of the mismatch, with TIS or without.
+
+    ``rollout_kl``: KL(π_rollout ‖ π_train) per word, $\sum_t(\log\pi_{\text{rollout}} -
+    \log\pi_{\text{train}})$ (k1; the tokens come from π_rollout) averaged over words;
+    ``tis_truncated``: the share of tokens whose weight $\pi_{\text{train}}/\pi_{\text{rollout}}$
+    exceeds ``threshold``, which TIS cuts to it (a run without TIS logs it too: what TIS would
+    cut).
+    """
+    d = (rollout_lp - train_lp) * mask  # [N, T] log π_rollout − log π_train
+    return {
+        "rollout_kl": float(d.sum(axis=1).mean()),
+        "tis_truncated": _masked_mean(-d > np.log(threshold), mask),
+    }
+
+
+def train_grpo(
+    cfg: DemoConfig,
+    sft: TinyLM,
+    rng: np.random.Generator,
+    log: _Logger,
+    variant: Variant = Variant(),
+    noise_rng: np.random.Generator | None = None,
+) -> TinyLM:
+    """GRPO (or a ``variant``) from the SFT model, also the frozen reference; no critic."""
     actor = sft.copy()
     opt = Adam(actor.params, cfg.grpo_lr)
     for step in range(1, cfg.grpo_steps + 1):
-        log.add(step, grpo_step(cfg, actor, sft, opt, rng))
+        log.add(step, grpo_step(cfg, actor, sft, opt, rng, variant, noise_rng))
     return actor
 
 
@@ -659,21 +912,25 @@ def _evaluate(model: TinyLM, cfg: DemoConfig, seed: np.random.SeedSequence) -> d
 
 
 def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | None = None) -> dict:
-    r"""Run SFT, then PPO, DPO and GRPO (each from the SFT model); return every logged metric.
+    r"""Run SFT, then PPO, DPO, GRPO and the runs beside it (each from the SFT model); return every
+    logged metric.
 
     Args:
         config: a :class:`DemoConfig`, a mapping of some of its fields (the rest default), or
             ``None`` for the defaults. Use :data:`BROWSER_CONFIG` in Pyodide.
         on_log: called as ``on_log(phase, step, total, metrics)`` at every logging step, with
-            ``phase`` in ``"sft"``, ``"ppo"``, ``"dpo"``, ``"grpo"`` and ``metrics`` a dict of
-            floats, the means since the previous logging step.
+            ``phase`` in ``"sft"``, ``"ppo"``, ``"dpo"``, ``"grpo"`` and, with
+            ``grpo_variants``, ``"gspo"``, ``"grpo_mismatch"``, ``"grpo_tis"``, in that order, and
+            ``metrics`` a dict of floats, the means since the previous logging step.
 
     Returns:
         ``{"config": {...}, "sft": {"step", "loss"}, "ppo": {"step", "rm_score", "kl", "kl_k3",
         "entropy", "policy_loss", "value_loss", "clipfrac", "length"}, "dpo": {"step", "loss",
         "margin", "accuracy", "rm_score"}, "grpo": {"step", "rm_score", "kl", "kl_k3", "entropy",
-        "policy_loss", "flat_groups", "length"}, "eval": {"sft"|"ppo"|"dpo"|"grpo": {"rm_score",
-        "length", "examples"}}}``; every metric a list with one float per logging step.
+        "policy_loss", "clipfrac", "flat_groups", "length"}, "gspo": {the same},
+        "grpo_mismatch"|"grpo_tis": {the same, "rollout_kl", "tis_truncated"}, "eval":
+        {"sft"|"ppo"|"dpo"|"grpo"|…: {"rm_score", "length", "examples"}}}``, the runs beside GRPO
+        only with ``grpo_variants``; every metric a list with one float per logging step.
         JSON-ready, and identical for identical configs.
 
     The metrics: ``rm_score``, the mean RM score of the batch's words; ``kl``, the mean over
@@ -683,7 +940,13 @@ def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | No
     EOS); ``margin``, the mean of $\beta[(\log\pi - \log\pi_{\text{ref}})(y_w) - (\log\pi -
     \log\pi_{\text{ref}})(y_l)]$; ``accuracy``, the share of pairs with a positive margin;
     DPO's ``rm_score`` is that of fresh words from the DPO policy (not a training signal);
-    ``flat_groups``, the share of GRPO's groups whose words all scored the same.
+    ``flat_groups``, the share of GRPO's groups whose words all scored the same; GRPO's and
+    GSPO's ``clipfrac``, the share of tokens whose ratio ($\rho_t$; GSPO: its word's $s$) lies
+    outside the clip range; ``rollout_kl``, the mean over words of $\sum_t(\log\pi_{\text{rollout}}
+    - \log\pi_{\text{train}})$, KL(π_rollout ‖ π_train) on the sampler's words, and
+    ``tis_truncated``, the share of tokens with $\pi_{\text{train}}/\pi_{\text{rollout}} > C$
+    (both logged by the two mismatch runs, with TIS and without). The mismatch runs'
+    ``rm_score`` is that of the perturbed copy's words, what the trainer sees.
 
     From Pyodide, ``on_log`` may be a JavaScript function: it receives ``metrics`` as a
     ``PyProxy`` (``metrics.toJs({dict_converter: Object.fromEntries})`` makes it an object).
@@ -694,8 +957,8 @@ def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | No
         cfg = config
     else:
         cfg = DemoConfig.from_dict(config)
-    seeds = np.random.SeedSequence(cfg.seed).spawn(6)
-    seq_sft, seq_ppo, seq_dpo, seq_eval, seq_dpo_eval, seq_grpo = seeds
+    seeds = np.random.SeedSequence(cfg.seed).spawn(7)
+    seq_sft, seq_ppo, seq_dpo, seq_eval, seq_dpo_eval, seq_grpo, seq_noise = seeds
     result: dict[str, Any] = {"config": cfg.to_dict(), "sft": {}, "ppo": {}, "dpo": {}, "grpo": {}}
     every = cfg.log_every
 
@@ -724,6 +987,18 @@ def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | No
         _Logger("grpo", cfg.grpo_steps, every, result["grpo"], on_log),
     )
     models = {"sft": sft, "ppo": actor, "dpo": dpo_policy, "grpo": grpo_policy}
+    if cfg.grpo_variants:
+        for name, variant in GRPO_VARIANTS.items():
+            # GRPO's seed: the same prompts and draws as GRPO's until the words differ
+            result[name] = {}
+            models[name] = train_grpo(
+                cfg,
+                sft,
+                np.random.default_rng(seq_grpo),
+                _Logger(name, cfg.grpo_steps, every, result[name], on_log),
+                variant,
+                np.random.default_rng(seq_noise),
+            )
     result["eval"] = {name: _evaluate(model, cfg, seq_eval) for name, model in models.items()}
     return result
 

@@ -165,8 +165,10 @@ def cispo_loss(
     aggregated by ``loss_agg_mode`` (:func:`aggregate_loss`). Its gradient is
     $-\hat w_t\,\hat A_t\,\nabla\log\pi_\theta(y_t)$ with $\hat w_t$ the clipped ratio: where
     the clip does not hold, PPO's own gradient ($\nabla\rho_t = \rho_t\nabla\log\pi_\theta$);
-    where it holds, PPO's gradient is 0 and CISPO's is the clip bound times
-    $-\hat A_t\nabla\log\pi_\theta$. Rare tokens whose probability jumps (often the "reflective"
+    where PPO's clip holds (the ratio left the range in the direction the advantage pushes),
+    PPO's gradient is 0 and CISPO's is the clip bound times $-\hat A_t\nabla\log\pi_\theta$;
+    where the ratio left the range the other way, PPO keeps the full $\rho_t$ and CISPO caps it.
+    Rare tokens whose probability jumps (often the "reflective"
     tokens of a reasoning trace, the MiniMax-M1 report argues) keep contributing, with a bounded
     weight.
 

@@ -162,18 +162,14 @@ def test_words_a_page_says_find_that_page(page, site_url, lang):
             # wait for this query's results to replace the idle line
             page.wait_for_function("idle => document.querySelector("
                                    "'.md-search-result__meta').textContent !== idle", arg=idle)
-            # Material draws results ten at a time, more as the list is scrolled: draw them all
+            # Material draws results ten at a time, more as the list is scrolled, in its own
+            # time: scroll to the end at every poll until all are drawn
             shown = re.search(r"\d+", meta.inner_text())
             total = int(shown.group()) if shown else 0
-            items = page.locator(".md-search-result__list > .md-search-result__item")
             page.wait_for_function(
-                "n => document.querySelectorAll('.md-search-result__list > li').length"
-                " >= Math.min(n, 10)", arg=total)
-            while items.count() < total:
-                page.locator(".md-search__scrollwrap").evaluate("e => e.scrollTo(0, 1e6)")
-                page.wait_for_function(
-                    "n => document.querySelectorAll('.md-search-result__list > li').length > n",
-                    arg=items.count())
+                "n => { document.querySelector('.md-search__scrollwrap').scrollTo(0, 1e6);"
+                " return document.querySelectorAll('.md-search-result__list > li').length >= n; }",
+                arg=total)
             hrefs = page.eval_on_selector_all(
                 ".md-search-result__item > .md-search-result__link",
                 "els => els.map((a) => new URL(a.href).pathname)",

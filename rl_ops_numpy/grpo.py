@@ -336,6 +336,24 @@ def aggregate_loss(
 # ---- the GRPO policy loss -----------------------------------------------------------------------
 
 
+def _response_advantages(adv: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """``adv`` as ``[B, 1]`` (one advantage per response, broadcast over its tokens) or ``[B, T]``,
+    checked against the ``[B, T]`` log-probs ``new``; the policy losses' one shape rule."""
+    B, T = new.shape  # batch, response length
+    if adv.ndim == 1:
+        if adv.shape[0] != B:
+            raise ValueError(
+                f"shapes disagree: advantages [{adv.shape[0]}] needs one advantage per row of "
+                f"new_logprobs [{B}, {T}]"
+            )
+        adv = adv[:, None]  # [B, 1]: one advantage per response, broadcast over its tokens
+    elif adv.ndim == 2:
+        check_same_shape(new_logprobs=new, advantages=adv)
+    else:
+        check_ndim(2, shape="[B] or [B, T]", advantages=adv)
+    return adv
+
+
 def grpo_policy_loss(
     new_logprobs: npt.ArrayLike,
     old_logprobs: npt.ArrayLike,
@@ -421,18 +439,7 @@ def grpo_policy_loss(
     same = {k: a for k, a in arrays.items() if k != "advantages"}
     check_same_shape(**same)
     check_ndim(2, new_logprobs=new)
-    B, T = new.shape  # batch, response length
-    if adv.ndim == 1:
-        if adv.shape[0] != B:
-            raise ValueError(
-                f"shapes disagree: advantages [{adv.shape[0]}] needs one advantage per row of "
-                f"new_logprobs [{B}, {T}]"
-            )
-        adv = adv[:, None]  # [B, 1]: one advantage per response, broadcast over its tokens
-    elif adv.ndim == 2:
-        check_same_shape(new_logprobs=new, advantages=adv)
-    else:
-        check_ndim(2, shape="[B] or [B, T]", advantages=adv)
+    adv = _response_advantages(adv, new)
     if beta > 0 and ref_logprobs is None:
         raise ValueError("beta > 0 needs ref_logprobs for the KL penalty")
     real = bool_mask(m, "mask")

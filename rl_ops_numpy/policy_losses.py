@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._validate import as_float_arrays, bool_mask, check_ndim, check_same_shape, number
-from .grpo import _aggregate, _check_mode
+from .grpo import _aggregate, _check_mode, _response_advantages
 
 __all__: list[str] = ["cispo_loss", "gspo_loss", "kl_cov_loss", "sapo_loss"]
 
@@ -35,18 +35,7 @@ def _ratio_loss_arrays(
                                        mask=mask, advantages=advantages)
     check_same_shape(new_logprobs=new, old_logprobs=old, mask=m)
     check_ndim(2, new_logprobs=new)
-    B, T = new.shape  # batch, response length
-    if adv.ndim == 1:
-        if adv.shape[0] != B:
-            raise ValueError(
-                f"shapes disagree: advantages [{adv.shape[0]}] needs one advantage per row of "
-                f"new_logprobs [{B}, {T}]"
-            )
-        adv = adv[:, None]  # [B, 1]: one advantage per response, broadcast over its tokens
-    elif adv.ndim == 2:
-        check_same_shape(new_logprobs=new, advantages=adv)
-    else:
-        check_ndim(2, shape="[B] or [B, T]", advantages=adv)
+    adv = _response_advantages(adv, new)
     real = bool_mask(m, "mask")
     f64 = np.float64
     return new.astype(f64), old.astype(f64), adv.astype(f64), real

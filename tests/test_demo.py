@@ -437,12 +437,9 @@ def test_tis_grpo_value_weighs_each_tokens_surrogate():
 
 
 def test_tis_weights_and_gspo_equal_the_packages_operators():
-    # the demo's own TIS weights and GSPO value against rl_ops_numpy's references (written on
-    # other branches of this chapter: skipped until they are merged)
+    # the demo's own TIS weights and GSPO value against rl_ops_numpy's references
     import rl_ops_numpy
 
-    if not hasattr(rl_ops_numpy, "rollout_is_weights") or not hasattr(rl_ops_numpy, "gspo_loss"):
-        pytest.skip("rl_ops_numpy has no rollout_is_weights / gspo_loss yet")
     rng = np.random.default_rng(20)
     for trial in range(100):
         B, T = int(rng.integers(1, 9)), int(rng.integers(1, 12))

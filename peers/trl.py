@@ -118,6 +118,26 @@ def _groups(dt: type) -> dict[str, tuple[np.ndarray, int]]:
     }
 
 
+def _loss_batch(inputs: dict[str, Any]) -> tuple[torch.Tensor, dict[str, Any]]:
+    """``GRPOTrainer._compute_loss``'s inputs from a case: the leaf log-probs (their ``.grad`` is
+    the gradient compared) and the batch it reads (no prompt; the reference's log-probs if the
+    case has them)."""
+    logps = tensor(inputs["per_token_logps"], grad=True)
+    cm = tensor(inputs["completion_mask"])
+    B, T = cm.shape  # batch, completion length
+    batch = {
+        "prompt_ids": torch.zeros((B, 0), dtype=torch.long),
+        "prompt_mask": torch.zeros((B, 0), dtype=torch.long),
+        "completion_ids": torch.zeros((B, T), dtype=torch.long),
+        "completion_mask": cm, "advantages": tensor(inputs["advantages"]),
+        "old_per_token_logps": tensor(inputs["old_per_token_logps"]),
+        "num_items_in_batch": cm.sum(),
+    }
+    if "ref_per_token_logps" in inputs:
+        batch["ref_per_token_logps"] = tensor(inputs["ref_per_token_logps"])
+    return logps, batch
+
+
 def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     """Every TRL case, as :class:`peers.collect.Vectors` data."""
     lib = load(pin, wheel)
@@ -160,18 +180,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                     kwargs = {"loss_type": loss_type, **setting, "max_completion_length": T}
 
                     def run(inputs=inputs, kwargs=kwargs):
-                        logps = tensor(inputs["per_token_logps"], grad=True)
-                        cm = tensor(inputs["completion_mask"])
-                        B, T = cm.shape
-                        batch = {
-                            "prompt_ids": torch.zeros((B, 0), dtype=torch.long),
-                            "prompt_mask": torch.zeros((B, 0), dtype=torch.long),
-                            "completion_ids": torch.zeros((B, T), dtype=torch.long),
-                            "completion_mask": cm, "advantages": tensor(inputs["advantages"]),
-                            "old_per_token_logps": tensor(inputs["old_per_token_logps"]),
-                            "ref_per_token_logps": tensor(inputs["ref_per_token_logps"]),
-                            "num_items_in_batch": cm.sum(),
-                        }
+                        logps, batch = _loss_batch(inputs)
                         loss = lib["compute_loss"](_GRPOSelf(logps, **kwargs), None, batch)
                         loss.backward()
                         return {"loss": loss, "grad_per_token_logps": logps.grad}
@@ -499,17 +508,8 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                       "sapo_temperature_neg": tau_neg}
 
             def run(inputs=inputs, kwargs=kwargs):
-                logps = tensor(inputs["per_token_logps"], grad=True)
-                cm = tensor(inputs["completion_mask"])
-                B, T = cm.shape
-                batch = {
-                    "prompt_ids": torch.zeros((B, 0), dtype=torch.long),
-                    "prompt_mask": torch.zeros((B, 0), dtype=torch.long),
-                    "completion_ids": torch.zeros((B, T), dtype=torch.long),
-                    "completion_mask": cm, "advantages": tensor(inputs["advantages"]),
-                    "old_per_token_logps": tensor(inputs["old_per_token_logps"]),
-                    "num_items_in_batch": cm.sum(),
-                }
+                logps, batch = _loss_batch(inputs)
+                T = batch["completion_mask"].shape[1]
                 me = _GRPOSelf(logps, loss_type="sapo", epsilon_low=0.2, epsilon_high=0.2,
                                beta=0.0, use_bias_correction_kl=True, max_completion_length=T)
                 me.args.sapo_temperature_pos = kwargs["sapo_temperature_pos"]
@@ -608,17 +608,8 @@ def _gspo_cispo_cases(v: Vectors, lib: dict[str, Any], pin: Pin, wheel: Path) ->
                 "value": meta["help"], "module": config.module_path, "line": node.lineno}
 
     def run_loss(inputs: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
-        logps = tensor(inputs["per_token_logps"], grad=True)
-        cm = tensor(inputs["completion_mask"])
-        B, T = cm.shape
-        batch = {
-            "prompt_ids": torch.zeros((B, 0), dtype=torch.long),
-            "prompt_mask": torch.zeros((B, 0), dtype=torch.long),
-            "completion_ids": torch.zeros((B, T), dtype=torch.long),
-            "completion_mask": cm, "advantages": tensor(inputs["advantages"]),
-            "old_per_token_logps": tensor(inputs["old_per_token_logps"]),
-            "num_items_in_batch": cm.sum(),
-        }
+        logps, batch = _loss_batch(inputs)
+        T = batch["completion_mask"].shape[1]
         me = _GRPOSelf(logps, loss_type=kwargs["loss_type"], epsilon_low=kwargs["epsilon_low"],
                        epsilon_high=kwargs["epsilon_high"], beta=0.0,
                        use_bias_correction_kl=True, max_completion_length=T)

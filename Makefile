@@ -65,6 +65,7 @@ serve: $(VENV)/.deps-docs node_modules/.package-lock.json
 # Two workers, a test file each at a time: the browser tests mostly wait on Chromium and Pyodide.
 test: deps
 	$(PY) -m ruff check .
+	npx --no-install biome ci .
 	$(PY) -m pytest -n 2 --dist loadfile
 
 # ---- the rest --------------------------------------------------------------------------------
@@ -83,8 +84,11 @@ golden: $(VENV)/.deps-test
 peers: $(VENV)/.deps-test
 	$(PY) -m peers
 
-lint: $(VENV)/.deps-test
+# Python with ruff, JavaScript with Biome (lint and format: `npx biome check --write .` fixes
+# what it can).
+lint: $(VENV)/.deps-test node_modules/.package-lock.json
 	$(PY) -m ruff check .
+	npx --no-install biome ci .
 
 # Re-resolve every Python package (newest versions the ranges in pyproject.toml allow) into
 # requirements.lock, for CPython 3.11 on x86-64 Linux, with the hashes of every file of each pin.

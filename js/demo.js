@@ -80,7 +80,11 @@ class Demo {
   _buildUi() {
     const t = this.t;
     const bar = el("div", { class: "rl-toolbar" });
-    this.runButton = el("button", { type: "button", class: "md-button md-button--primary", "data-action": "run" }, t.demoRun);
+    this.runButton = el(
+      "button",
+      { type: "button", class: "md-button md-button--primary", "data-action": "run" },
+      t.demoRun,
+    );
     this.stopButton = el("button", { type: "button", class: "md-button", "data-action": "stop", disabled: "" }, t.stop);
     this.status = el("span", { class: "rl-status", "aria-live": "polite" }, t.demoSample);
     this.variants = el("input", { type: "checkbox", "data-option": "variants" });
@@ -101,8 +105,18 @@ class Demo {
     this.error = el("pre", { class: "rl-output", hidden: "", "data-output": "" });
     this.root.append(bar, this.progress, this.grid, this.summary, this.error, this.words);
     this.runButton.addEventListener("click", () => this.run());
-    this.runButton.addEventListener("pointerenter", () => python().then((rt) => rt.prefetch(), () => {}));
-    this.stopButton.addEventListener("click", () => python().then((rt) => rt.stop(this.job), () => {}));
+    this.runButton.addEventListener("pointerenter", () =>
+      python().then(
+        (rt) => rt.prefetch(),
+        () => {},
+      ),
+    );
+    this.stopButton.addEventListener("click", () =>
+      python().then(
+        (rt) => rt.stop(this.job),
+        () => {},
+      ),
+    );
     this._showWords(this.sample.eval, this.t.demoSampleWords);
     this._summarise(this.sample, this.t.demoSampleSeries);
   }
@@ -216,7 +230,9 @@ class Demo {
     });
     const job = rt.demo({
       config: this.variants.checked ? { grpo_variants: true } : {},
-      onState: (state) => state === "running" && (this.status.textContent = t.running),
+      onState: (state) => {
+        if (state === "running") this.status.textContent = t.running;
+      },
       onEvent: (e) => this._onLog(e),
     });
     this.job = job;
@@ -234,7 +250,7 @@ class Demo {
       return;
     }
     const said = describeOutcome(outcome, t);
-    this._fail(outcome.state === "stopped" ? t.stopped : said?.text ?? t.failed);
+    this._fail(outcome.state === "stopped" ? t.stopped : (said?.text ?? t.failed));
   }
 
   _fail(message) {

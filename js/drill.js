@@ -12,7 +12,7 @@ import { python } from "./runtime.js";
 
 const RATIOS = [0.1, 0.15, 0.2, 0.3, 0.5];
 const STORE = "rl-ops/drill/";
-const MISSES = STORE + "misses"; // {token text: times missed}, shared by every drill
+const MISSES = `${STORE}misses`; // {token text: times missed}, shared by every drill
 
 // ---- seeded randomness -----------------------------------------------------------------------
 
@@ -99,7 +99,11 @@ class Drill {
       const option = el("option", { value: String(pct) }, `${pct}%`);
       this.select.append(option);
     }
-    this.modeButton = el("button", { type: "button", class: "md-button", "data-action": "mode", "aria-pressed": "false", title: t.drillModeHelp }, t.drillExtended);
+    this.modeButton = el(
+      "button",
+      { type: "button", class: "md-button", "data-action": "mode", "aria-pressed": "false", title: t.drillModeHelp },
+      t.drillExtended,
+    );
     const actions = [
       ["refresh", t.drillRefresh],
       ["check", t.check],
@@ -175,7 +179,11 @@ class Drill {
     this.seed = seed >>> 0;
     this.attempt = (this.attempt ?? 0) + 1; // a new attempt: a check still waiting on Python is dropped
     this.recorded = false; // its first check goes into the record
-    this.spans.forEach((span, i) => span.replaceWith((this.spans[i] = this.originals[i].cloneNode(true))));
+    this.spans = this.spans.map((span, i) => {
+      const fresh = this.originals[i].cloneNode(true);
+      span.replaceWith(fresh);
+      return fresh;
+    });
     const chosen = pick(this.seed, this.candidates, this.masked);
     this.inputs = chosen.map((slot, k) => {
       const info = this.data.slots[slot];
@@ -279,7 +287,11 @@ class Drill {
     this.seedLine.replaceChildren();
     const seed = el("span", { class: "rl-drill-seed" }, this.t.drillSeed(this.seed.toString(16)));
     const rec = el("span", {}, this.t.drillRecord(record.best, record.attempts));
-    const reset = el("button", { type: "button", class: "rl-linkbutton", "data-action": "reset-record" }, this.t.drillResetRecord);
+    const reset = el(
+      "button",
+      { type: "button", class: "rl-linkbutton", "data-action": "reset-record" },
+      this.t.drillResetRecord,
+    );
     reset.addEventListener("click", () => {
       saveJSON(STORE + this.data.id, undefined);
       const misses = loadJSON(MISSES, {}, validMisses);

@@ -3,11 +3,11 @@
 // reset. Markup (written by the site build, `<!-- rl:progress -->`): <div data-progress><script
 // class="rl-progress-data">[{href, title, exercises: [{id, title}]}]</script></div>.
 
-import { SOLVED, el, isRecord, loadJSON, mountAll, saveJSON } from "./dom.js";
+import { el, isRecord, loadJSON, mountAll, SOLVED, saveJSON } from "./dom.js";
 import { strings } from "./i18n.js";
 
 const DRILL = "rl-ops/drill/"; // + exercise id: {best, attempts}, written by drill.js
-const DRILL_MISSES = DRILL + "misses";
+const DRILL_MISSES = `${DRILL}misses`;
 
 const drillBest = (id) => {
   const record = loadJSON(DRILL + id, null, isRecord);
@@ -19,7 +19,11 @@ class Progress {
     this.t = strings();
     this.chapters = JSON.parse(root.querySelector("script.rl-progress-data").textContent);
     this.table = el("table", { class: "rl-progress-table" });
-    this.resetButton = el("button", { type: "button", class: "md-button", "data-action": "reset-progress" }, this.t.progressReset);
+    this.resetButton = el(
+      "button",
+      { type: "button", class: "md-button", "data-action": "reset-progress" },
+      this.t.progressReset,
+    );
     this.resetButton.addEventListener("click", () => this.reset());
     root.append(this.table, this.resetButton);
     this.render();
@@ -38,7 +42,11 @@ class Progress {
       const row = el("tr", { "data-chapter": chapter.href });
       const name = el("td");
       name.append(el("a", { href: chapter.href }, chapter.title));
-      row.append(name, el("td", { "data-solved": "" }, `${solved} / ${ids.length}`), el("td", { "data-drills": "" }, drills));
+      row.append(
+        name,
+        el("td", { "data-solved": "" }, `${solved} / ${ids.length}`),
+        el("td", { "data-drills": "" }, drills),
+      );
       return row;
     });
     this.table.replaceChildren(head, ...rows);

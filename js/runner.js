@@ -21,8 +21,11 @@ const STORE = "rl-ops/cell/";
 
 /** Saved work of a cell: {version, blanks: [strings], editor: string|null, editing: bool}. */
 const validWork = (v) =>
-  isRecord(v) && typeof v.version === "string" && Array.isArray(v.blanks) &&
-  v.blanks.every((b) => typeof b === "string") && (v.editor == null || typeof v.editor === "string");
+  isRecord(v) &&
+  typeof v.version === "string" &&
+  Array.isArray(v.blanks) &&
+  v.blanks.every((b) => typeof b === "string") &&
+  (v.editor == null || typeof v.editor === "string");
 
 function lineCount(text) {
   return text.split("\n").length;
@@ -126,7 +129,7 @@ class Cell {
       return { code, parts: [{ name: "cell", first: 1, length: lineCount(code) }] };
     }
     const ex = this.exerciseText();
-    if (!withTest) return { code: ex + "\n", parts: [{ name: "exercise", first: 1, length: lineCount(ex) }] };
+    if (!withTest) return { code: `${ex}\n`, parts: [{ name: "exercise", first: 1, length: lineCount(ex) }] };
     const code = `${ex}\n\n${this.testText}\n`;
     return {
       code,
@@ -176,7 +179,11 @@ class Cell {
     this.buttons.reset.addEventListener("click", () => this.reset());
     this.buttons.edit.addEventListener("click", () => this.toggleEdit());
     // intent: fetch the runtime before the click lands
-    const prefetch = () => python().then((rt) => rt.prefetch(), () => {});
+    const prefetch = () =>
+      python().then(
+        (rt) => rt.prefetch(),
+        () => {},
+      );
     for (const ev of ["pointerenter", "focus"]) {
       this.buttons.run.addEventListener(ev, prefetch);
       this.buttons.check.addEventListener(ev, prefetch);
@@ -386,7 +393,11 @@ class Cell {
   }
 
   stop() {
-    if (this.job) python().then((rt) => rt.stop(this.job), () => {});
+    if (this.job)
+      python().then(
+        (rt) => rt.stop(this.job),
+        () => {},
+      );
     this.stopAsked = !this.job && this.root.dataset.state === "waiting"; // job not sent yet
   }
 
@@ -401,7 +412,7 @@ class Cell {
       rt = await python();
       if (epoch !== this.epoch) return null;
     } catch (err) {
-      this.view.write(t.loadFailed("python.js", String(err?.message ?? err), !navigator.onLine) + "\n", "rl-error");
+      this.view.write(`${t.loadFailed("python.js", String(err?.message ?? err), !navigator.onLine)}\n`, "rl-error");
       await this.view.drain();
       this._busy(false);
       return null;
@@ -423,9 +434,12 @@ class Cell {
       },
       onOutput: (msg) => {
         if (job !== this.job) return;
-        if (msg.partial) cut = msg.cut; // the worker may end before it says the final count
-        else if (msg.cut) (cut = 0), this.view.write(t.outputCut(msg.cut), "rl-cut");
-        else this.view.write(msg.text, msg.stream === "stderr" ? "rl-stderr" : "");
+        if (msg.partial) {
+          cut = msg.cut; // the worker may end before it says the final count
+        } else if (msg.cut) {
+          cut = 0;
+          this.view.write(t.outputCut(msg.cut), "rl-cut");
+        } else this.view.write(msg.text, msg.stream === "stderr" ? "rl-stderr" : "");
       },
     };
     const { code, parts } = this.program(kind === "run");
@@ -450,7 +464,7 @@ class Cell {
     const said = describeOutcome(outcome, t, { limitMs });
     if (kind === "check" && outcome.state === "done") this._reportCheck(outcome.result);
     else if (outcome.state === "done") this.status.textContent = outcome.ok ? t.finished(ms) : t.failed;
-    if (said) this.view.write(said.text + "\n", said.cls);
+    if (said) this.view.write(`${said.text}\n`, said.cls);
   }
 
   _reportCheck(result) {
@@ -464,9 +478,9 @@ class Cell {
     this.status.textContent = `${result.passed}/${result.total}`;
     if (!bad) {
       saveJSON(SOLVED + this.id, { version: this.data.version }); // the home page's progress
-      return this.view.write(t.checkPassed(result.total) + "\n", "rl-ok");
+      return this.view.write(`${t.checkPassed(result.total)}\n`, "rl-ok");
     }
-    this.view.write(t.checkFailed(bad, result.total) + "\n", "rl-error");
+    this.view.write(`${t.checkFailed(bad, result.total)}\n`, "rl-error");
     for (const f of result.failures) {
       const inputs = Object.entries(f.inputs)
         .map(([k, v]) => `  ${k} = ${String(v).replaceAll("\n", "\n    ")}`)

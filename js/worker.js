@@ -127,10 +127,10 @@ function loadCore() {
         throw new LoadError(fileName(config.wheelUrl), String(err?.message ?? err));
       });
     try {
-      const { loadPyodide } = await import(config.indexURL + "pyodide.mjs");
+      const { loadPyodide } = await import(`${config.indexURL}pyodide.mjs`);
       pyodide = await loadPyodide({
         indexURL: config.indexURL,
-        lockFileURL: config.indexURL + "pyodide-lock.json",
+        lockFileURL: `${config.indexURL}pyodide-lock.json`,
       });
     } catch (err) {
       throw new LoadError(lastFailedFetch ?? "pyodide.mjs", String(err?.message ?? err));

@@ -40,9 +40,7 @@ class FakeWorker {
 globalThis.Worker = FakeWorker;
 globalThis.self = globalThis;
 
-const { INTERRUPT_GRACE_MS, JOB_STATES, Job, PythonRuntime, SIGNAL_AGAIN_MS } = await import(
-  "../../js/python.js"
-);
+const { INTERRUPT_GRACE_MS, JOB_STATES, Job, PythonRuntime, SIGNAL_AGAIN_MS } = await import("../../js/python.js");
 
 /** Let messages on the ports and promise callbacks run (setImmediate is never mocked here). */
 async function settle(until = () => true) {
@@ -135,7 +133,9 @@ describe("Job.move", () => {
   });
 
   test("the final states are exactly those with no way out", () => {
-    const final = Object.entries(JOB_STATES).filter(([, next]) => !next.length).map(([s]) => s);
+    const final = Object.entries(JOB_STATES)
+      .filter(([, next]) => !next.length)
+      .map(([s]) => s);
     assert.deepEqual(final.sort(), ["done", "failed", "stopped", "timed-out"]);
   });
 });
@@ -207,7 +207,10 @@ describe("PythonRuntime", () => {
     worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
     await first.done;
     await settle();
-    assert.deepEqual(worker.jobs.map((j) => j.code), ["1"]);
+    assert.deepEqual(
+      worker.jobs.map((j) => j.code),
+      ["1"],
+    );
   });
 
   test("running -> stopped without isolation: the worker ends, the next job gets a new one", async () => {
@@ -246,7 +249,7 @@ describe("PythonRuntime", () => {
 
   test("an interrupt that does not land within the grace period ends the worker", async () => {
     mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
-    const { rt, job, worker, msg } = await runningIsolated("time.sleep(99)");
+    const { rt, job, worker } = await runningIsolated("time.sleep(99)");
     rt.stop(job);
     mock.timers.tick(INTERRUPT_GRACE_MS);
     const outcome = await job.done;

@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 
 const [dist, wheel, work] = process.argv.slice(2).map((p) => path.resolve(p));
 const { loadPyodide } = await import(pathToFileURL(path.join(dist, "pyodide.mjs")).href);
-const log = (text) => process.stderr.write(text + "\n");
+const log = (text) => process.stderr.write(`${text}\n`);
 const py = await loadPyodide({ indexURL: dist + path.sep, stdout: log, stderr: log });
 const errors = [];
 await py.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (m) => errors.push(m) });

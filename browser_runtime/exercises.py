@@ -49,7 +49,6 @@ _CONSTANTS = {
     "RTOL": (False, (int, float)),
     "ATOL": (False, (int, float)),
 }
-LANGUAGES = ("en", "zh")
 
 
 def mask(rng: np.random.Generator, B: int, T: int, layout: str) -> np.ndarray:
@@ -148,9 +147,11 @@ class Exercise:
     atol: float = 1e-5
 
     @classmethod
-    def parse(cls, id: str, function: str, source: str) -> Exercise:
+    def parse(cls, id: str, function: str, source: str,
+              languages: tuple[str, ...] | None = None) -> Exercise:
         """Read the constants of a check section (as literals: nothing runs) and make sure it
-        defines ``inputs(draw)``. Errors name the exercise and what is wrong."""
+        defines ``inputs(draw)`` and, given the site's ``languages`` (the build gives them:
+        site_build.languages), a title in each. Errors name the exercise and what is wrong."""
         where = f"{id}: the check section"
         try:
             tree = ast.parse(source)
@@ -174,14 +175,14 @@ class Exercise:
         unknown = sorted(set(values) - set(_CONSTANTS))
         if unknown:
             raise ValueError(f"{where} sets {unknown}; it may set {sorted(_CONSTANTS)}")
-        if sorted(values["TITLE"]) != sorted(LANGUAGES):
-            raise ValueError(f"{where}: TITLE needs one title per language {LANGUAGES}")
+        if languages is not None and sorted(values["TITLE"]) != sorted(languages):
+            raise ValueError(f"{where}: TITLE needs one title per language {languages}")
         if not any(isinstance(n, ast.FunctionDef) and n.name == "inputs" for n in tree.body):
             raise ValueError(f"{where} does not define inputs(draw)")
         return cls(
             id=id, function=function, source=source, title=dict(values["TITLE"]),
-            reference=values["REFERENCE"], timeout=float(values.get("TIMEOUT", 10)),
-            rtol=float(values.get("RTOL", 1e-4)), atol=float(values.get("ATOL", 1e-5)),
+            reference=values["REFERENCE"], timeout=float(values.get("TIMEOUT", cls.timeout)),
+            rtol=float(values.get("RTOL", cls.rtol)), atol=float(values.get("ATOL", cls.atol)),
         )
 
     def inputs(self, seed: int, case: int, **draw: Any) -> Inputs:

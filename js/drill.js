@@ -6,14 +6,12 @@
 // and can be shared. Exact answers are decided here at once; other answers can be accepted "by
 // meaning" by the Python worker, loaded only then.
 
-import { el, isRecord, loadJSON, mountAll, saveJSON } from "./dom.js";
+import { el, isRecord, loadJSON, mountAll, STORAGE, saveJSON } from "./dom.js";
 import { strings } from "./i18n.js";
 import { start } from "./runtime.js";
 import { JobView } from "./view.js";
 
 const RATIOS = [0.1, 0.15, 0.2, 0.3, 0.5];
-const STORE = "rl-ops/drill/";
-const MISSES = `${STORE}misses`; // {token text: times missed}, shared by every drill
 
 // ---- seeded randomness -----------------------------------------------------------------------
 
@@ -158,7 +156,7 @@ class Drill {
 
   /** Among a few fresh seeds, the one whose mask holds the most tokens this learner has missed. */
   _weakSeed() {
-    const misses = loadJSON(MISSES, {}, validMisses);
+    const misses = loadJSON(STORAGE.drillMisses, {}, validMisses);
     const weight = (seed) =>
       pick(seed, this.candidates, this.masked).reduce((w, i) => w + missed(misses, this.data.slots[i].text), 0);
     let best = freshSeed();
@@ -236,7 +234,7 @@ class Drill {
   // ---- typed answers survive a reload: {mask, answers: {slot: text}} per drill ----------------
 
   get typedKey() {
-    return `${STORE}typed/${this.data.id}`;
+    return STORAGE.drillTyped + this.data.id;
   }
 
   _saveTyped() {
@@ -288,7 +286,7 @@ class Drill {
   }
 
   _showMeta() {
-    const record = loadJSON(STORE + this.data.id, { best: null, attempts: 0 }, validRecord);
+    const record = loadJSON(STORAGE.drill + this.data.id, { best: null, attempts: 0 }, validRecord);
     this.seedLine.replaceChildren();
     const seed = el("span", { class: "rl-drill-seed" }, this.t.drillSeed(this.seed.toString(16)));
     const rec = el("span", {}, this.t.drillRecord(record.best, record.attempts));
@@ -298,10 +296,10 @@ class Drill {
       this.t.drillResetRecord,
     );
     reset.addEventListener("click", () => {
-      saveJSON(STORE + this.data.id, undefined);
-      const misses = loadJSON(MISSES, {}, validMisses);
+      saveJSON(STORAGE.drill + this.data.id, undefined);
+      const misses = loadJSON(STORAGE.drillMisses, {}, validMisses);
       for (const s of this.data.slots) delete misses[s.text];
-      saveJSON(MISSES, misses);
+      saveJSON(STORAGE.drillMisses, misses);
       this._showMeta();
     });
     this.seedLine.append(seed, " · ", rec, " ", reset);
@@ -374,15 +372,15 @@ class Drill {
     if (this.phase === "checked") return;
     this._writeUrl(); // a checked mask is one the learner started on
     this.phase = "checked";
-    const misses = loadJSON(MISSES, {}, validMisses);
+    const misses = loadJSON(STORAGE.drillMisses, {}, validMisses);
     this.inputs.forEach((input, k) => {
       if (!results[k]) {
         const text = this.data.slots[Number(input.dataset.slot)].text;
         misses[text] = missed(misses, text) + 1;
       }
     });
-    saveJSON(MISSES, misses);
-    const key = STORE + this.data.id;
+    saveJSON(STORAGE.drillMisses, misses);
+    const key = STORAGE.drill + this.data.id;
     const record = loadJSON(key, { best: null, attempts: 0 }, validRecord);
     const pct = Math.round((100 * results.filter(Boolean).length) / results.length);
     saveJSON(key, { best: Math.max(record.best ?? 0, pct), attempts: record.attempts + 1 });

@@ -1,5 +1,7 @@
 // Every UI string of the widgets, in both languages. The page's <html lang> picks the table.
 
+import { siteConfig } from "./dom.js";
+
 const STRINGS = {
   zh: {
     run: "运行",
@@ -282,8 +284,8 @@ export function describeOutcome(outcome, t, { limitMs = 0 } = {}) {
   return null;
 }
 
-/** The string table of the page's language (zh by default). */
+/** The string table of the page's language (<html lang>), or else of the site's default one
+ * (the first of the languages the build configured: site_build/languages.py). */
 export function strings(doc = document) {
-  const lang = (doc.documentElement.lang || "zh").slice(0, 2);
-  return STRINGS[lang] ?? STRINGS.zh;
+  return STRINGS[doc.documentElement.lang] ?? STRINGS[siteConfig().languages[0]];
 }

@@ -13,6 +13,7 @@
 // its worker, and the next job starts a fresh one. The worker also asks for a fresh one when a
 // job left the interpreter in a state it cannot put back.
 
+import { siteConfig } from "./dom.js";
 import { Job } from "./job.js";
 
 const workerURL = new URL("./worker.js", import.meta.url);
@@ -22,9 +23,9 @@ export const INTERRUPT_GRACE_MS = 5000; // an interrupted job's code may take th
 export const SIGNAL_AGAIN_MS = 250; // Stop repeats its interrupt this often until the code ends
 
 export class PythonRuntime {
-  /** @param {{indexURL: string, wheelUrl: string, numpyTimeoutMs?: number}} config */
+  /** @param {{indexURL: string, wheelUrl: string, numpyTimeoutMs: number}} config */
   constructor(config) {
-    this.config = { numpyTimeoutMs: 20000, ...config };
+    this.config = config;
     this.worker = null;
     this.port = null;
     this.loaded = false; // the core runtime is up in the current worker
@@ -201,16 +202,15 @@ function stuck(watchdog) {
 
 let shared = null;
 
-/** The page's runtime, built from the config the site put in <script id="rl-config">. */
+/** The page's runtime, built from the site's configuration (its paths resolve against `base`). */
 export function runtime() {
   if (shared) return shared;
-  const el = document.getElementById("rl-config");
-  const cfg = el ? JSON.parse(el.textContent) : {};
-  const base = new URL(cfg.base ?? "./", location.href);
+  const cfg = siteConfig();
+  const base = new URL(cfg.base, location.href);
   shared = new PythonRuntime({
-    indexURL: new URL(cfg.pyodide ?? "assets/pyodide/", base).href,
+    indexURL: new URL(cfg.pyodide, base).href,
     wheelUrl: new URL(cfg.wheel, base).href,
-    numpyTimeoutMs: cfg.numpyTimeoutMs ?? 20000,
+    numpyTimeoutMs: cfg.numpyTimeoutMs,
   });
   return shared;
 }

@@ -11,14 +11,13 @@
 // The highlighted code is only shown (its _____ become inputs); the program is built from the
 // data. Learner text and program output are only ever inserted with textContent.
 
-import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, SOLVED, saveJSON } from "./dom.js";
+import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, STORAGE, saveJSON } from "./dom.js";
 import { Editor } from "./editor.js";
 import { reasonText, strings } from "./i18n.js";
 import { LIMITS, prefetch, start } from "./runtime.js";
 import { JobView } from "./view.js";
 
 const BLANK = "_____";
-const STORE = "rl-ops/cell/";
 
 /** Saved work of a cell: {version, blanks: [strings], editor: string|null, editing: bool}. */
 const validWork = (v) =>
@@ -236,7 +235,7 @@ class Cell {
   // over when this tab has no changes of its own, and offered otherwise.
 
   get key() {
-    return STORE + this.id;
+    return STORAGE.cell + this.id;
   }
 
   get previousKey() {
@@ -401,7 +400,7 @@ class Cell {
     }
     const bad = result.total - result.passed;
     if (!bad) {
-      saveJSON(SOLVED + this.id, { version: this.data.version }); // the home page's progress
+      saveJSON(STORAGE.solved + this.id, { version: this.data.version }); // the home page's progress
       this.output.write(`${t.checkPassed(result.total)}\n`, "rl-ok");
     } else {
       this.output.write(`${t.checkFailed(bad, result.total)}\n`, "rl-error");

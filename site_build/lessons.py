@@ -43,11 +43,12 @@ from pathlib import Path
 
 from browser_runtime.exercises import Exercise
 
+from .languages import LANGUAGES
+
 BLANK = "_____"
 SECTION_RE = re.compile(r"^\s*#\s*-+8<-+\s*\[(start|end):([a-z][-_0-9a-z]*)\]\s*$", re.I)
 TODO_RE = re.compile(r"^\s*#\s*TODO\b")
-LANGUAGES = ("zh", "en")  # the zh pages are the default; "en" is the file as written
-SOURCE_LANGUAGE = "en"
+SOURCE_LANGUAGE = "en"  # the lesson file is written in it; the others are translated
 TRANSLATED_SECTIONS = ("exercise", "test", "example")
 TABLE_NAME = {"zh": "ZH"}  # language -> the dict its section (named by the language) sets
 
@@ -148,7 +149,7 @@ class Lesson:
     @cached_property
     def manifest(self) -> Exercise:
         """The check section, parsed: title, reference, time limit, tolerances, inputs."""
-        return Exercise.parse(self.id, self.name, self.section("check"))
+        return Exercise.parse(self.id, self.name, self.section("check"), LANGUAGES)
 
     # ---- blanks ----------------------------------------------------------------------------
 

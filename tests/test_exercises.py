@@ -16,6 +16,7 @@ import torch
 import rl_ops_numpy
 from browser_runtime.exercises import LAYOUTS, Draw, Exercise, mask
 from site_build import wheel
+from site_build.languages import LANGUAGES
 
 from .conftest import EXERCISES, LESSONS
 
@@ -116,7 +117,7 @@ def inputs(draw):
 )
 def test_a_malformed_check_section_is_refused_with_the_exercise_and_the_reason(source, error):
     with pytest.raises(ValueError, match=r"ppo/x: the check section.*") as info:
-        Exercise.parse("ppo/x", "x", source)
+        Exercise.parse("ppo/x", "x", source, LANGUAGES)
     assert error in str(info.value)
 
 

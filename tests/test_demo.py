@@ -15,7 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rl_ops_numpy import group_advantages
+from rl_ops_numpy import (
+    aggregate_loss,
+    dpo_loss,
+    group_advantages,
+    rollout_is_weights,
+    token_entropy,
+    token_logprobs,
+)
 from rl_ops_numpy.demo import BROWSER_CONFIG, DemoConfig, run
 from rl_ops_numpy.demo.__main__ import main
 from rl_ops_numpy.demo.model import EOS, FIRST_LETTER, PAD, Batch, TinyLM, ValueHead, decode
@@ -31,19 +38,14 @@ from rl_ops_numpy.demo.reward import (
 from rl_ops_numpy.demo.train import (
     GRPO_VARIANTS,
     Variant,
-    _aggregation_weights,
     _Logger,
     dpo_loss_and_grads,
     grpo_loss_and_grads,
-    gspo_loss_and_grad,
     policy_loss_and_grads,
     sft_loss_and_grads,
-    tis_grpo_loss_and_grad,
-    tis_weights,
     train_grpo,
     train_sft,
     value_loss_and_grads,
-    variant_loss_and_grads,
 )
 from rl_ops_numpy.grpo import LOSS_AGG_MODES
 
@@ -312,17 +314,11 @@ def _grpo_batch(seed: int):
     return model, batch, old_lp, ref_lp, rollout_lp, adv
 
 
-def test_tis_weights_truncate_the_ratio_at_c_and_vanish_on_padding():
-    _, batch, old_lp, _, rollout_lp, _ = _grpo_batch(12)
-    m = batch.mask
-    w = tis_weights(old_lp, rollout_lp, m, threshold=2.0)
-    ratio = np.exp(old_lp - rollout_lp)
-    assert (w[m == 0] == 0).all()
-    assert ((ratio > 2) & (m == 1)).any() and ((ratio < 2) & (m == 1)).any()
-    np.testing.assert_allclose(w[m == 1], np.minimum(ratio, 2.0)[m == 1])
-    # log-ratios beyond ±20 (verl's SAFETY_BOUND) are bounded before exp
-    lo = tis_weights(np.array([[-100.0]]), np.array([[0.0]]), np.ones((1, 1)), 2.0)
-    assert lo[0, 0] == pytest.approx(math.exp(-20))
+def _tis(old_lp, rollout_lp, mask):
+    """The TIS weights the demo uses (C = 2), checked to be both truncated and not somewhere."""
+    w = rollout_is_weights(old_lp, rollout_lp, mask, threshold=2.0)
+    assert (w == 2.0).any() and ((w > 0) & (w < 2.0)).any()
+    return w
 
 
 @pytest.mark.parametrize("mode", LOSS_AGG_MODES)
@@ -331,49 +327,59 @@ def test_grpo_with_tis_weights_gradient(mode):
     new_lp, _ = model.token_logprobs(batch)
     ratio = np.exp(new_lp - old_lp)[batch.mask == 1]
     assert (np.abs(ratio - 1) > 0.2).any() and (np.abs(ratio - 1) < 0.2).any()
-    w = tis_weights(old_lp, rollout_lp, batch.mask)  # constants: some truncated, some not
-    assert ((w == 2.0).any()) and ((w > 0) & (w < 2.0)).any()
+    w = _tis(old_lp, rollout_lp, batch.mask)  # constants: some truncated, some not
     cfg = DemoConfig(max_len=4, grpo_beta=0.3, grpo_loss_agg_mode=mode)
-    _, grads, _ = variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", w)
+    _, grads, _ = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", w)
     numeric = _numeric_grad(
-        lambda: variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", w)[0],
+        lambda: grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", w)[0],
         model.params,
     )
     _assert_grads_match(grads, numeric)
 
 
-def test_grpo_with_unit_weights_is_the_operators_grpo_loss():
-    # the hand-written GRPO value (the TIS run's) equals grpo_policy_loss's where w = 1
-    model, batch, old_lp, ref_lp, _, adv = _grpo_batch(14)
-    for mode in LOSS_AGG_MODES:
-        cfg = DemoConfig(max_len=4, grpo_beta=0.3, grpo_loss_agg_mode=mode)
-        loss, grads, clipfrac = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)
-        mine, my_grads, my_clipfrac = variant_loss_and_grads(
-            model, batch, old_lp, adv, ref_lp, cfg, "grpo"
-        )
-        assert mine == pytest.approx(loss, rel=1e-12, abs=1e-15)
-        assert my_clipfrac == clipfrac
-        for name in grads:
-            np.testing.assert_allclose(my_grads[name], grads[name], rtol=1e-10, atol=1e-15)
+def _surrogate(ratio, adv, low, high):
+    """Per token max(−Â r, −Â clip(r, 1 − low, 1 + high)), as the libraries write it."""
+    return np.maximum(-adv * ratio, -adv * np.clip(ratio, 1 - low, 1 + high))
 
 
 @pytest.mark.parametrize("mode", LOSS_AGG_MODES)
-def test_gspo_gradient_with_clipping_active(mode):
+def test_tis_weighted_grpo_is_verls_weighted_per_token_loss(mode):
+    # verl multiplies each token's clipped term by its weight, then adds β·k3 unweighted; the
+    # demo passes the advantages w·Â to grpo_policy_loss instead (equal for w ≥ 0)
+    model, batch, old_lp, ref_lp, rollout_lp, adv = _grpo_batch(14)
+    m = batch.mask
+    w = _tis(old_lp, rollout_lp, m)
+    new_lp, _ = model.token_logprobs(batch)
+    cfg = DemoConfig(max_len=4, grpo_beta=0.3, grpo_loss_agg_mode=mode)
+    loss, _, clipfrac = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", w)
+    pg = w * _surrogate(np.exp(new_lp - old_lp), adv[:, None], 0.2, 0.2)
+    k3 = np.exp(ref_lp - new_lp) - (ref_lp - new_lp) - 1
+    assert loss == pytest.approx(aggregate_loss(pg + 0.3 * k3, m, mode), rel=1e-12, abs=1e-15)
+    # weights leave the clip fraction alone: it is GRPO's on the same tokens
+    assert clipfrac == grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)[2] > 0
+    # unit weights give GRPO's own loss
+    unit = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", m)[0]
+    assert unit == grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)[0]
+
+
+def _gspo_cfg(**overrides) -> DemoConfig:
+    # ε = 0.3: some words clipped (on their advantage's side), some not
+    return DemoConfig(max_len=4, grpo_beta=0.3, gspo_clip_low=0.3, gspo_clip_high=0.3, **overrides)
+
+
+def test_gspo_gradient_with_clipping_active():
     model, batch, old_lp, ref_lp, _, adv = _grpo_batch(15)
     new_lp, _ = model.token_logprobs(batch)
     m = batch.mask
     s = np.exp(((new_lp - old_lp) * m).sum(1) / m.sum(1))  # [N] the sequence ratios
-    # ε = 0.3: some words clipped (on their advantage's side), some not
     clipped = ((adv > 0) & (s > 1.3)) | ((adv < 0) & (s < 0.7))
     assert clipped.any() and (~clipped & (adv != 0)).any()
-    cfg = DemoConfig(
-        max_len=4, grpo_beta=0.3, gspo_clip_low=0.3, gspo_clip_high=0.3, gspo_loss_agg_mode=mode
-    )
-    _, grads, _ = variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo")
-    # every aggregation weighs a word's tokens alike, so the stop-gradient form's gradient is
-    # the gradient of the sequence-level value: finite differences of the value check it
+    cfg = _gspo_cfg()
+    _, grads, _ = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo")
+    # the aggregation weighs a word's tokens alike, so the stop-gradient form's gradient is the
+    # gradient of the sequence-level value: finite differences of the value check it
     numeric = _numeric_grad(
-        lambda: variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo")[0],
+        lambda: grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo")[0],
         model.params,
     )
     _assert_grads_match(grads, numeric)
@@ -381,83 +387,77 @@ def test_gspo_gradient_with_clipping_active(mode):
 
 def test_gspo_gradient_is_the_stop_gradient_forms_with_per_token_weights():
     # per-token weights break the equality above: the gradient is that of
-    # Σ ω w max(−A r, −A clip(r)), r_t = sg[s]·π_θ(a_t)/sg[π_θ(a_t)], s and π_θ frozen at θ₀
-    rng = np.random.default_rng(16)
-    B, T = 6, 5
-    mask = (np.arange(T) < rng.integers(1, T + 1, B)[:, None]).astype(float)
-    old_lp = -rng.uniform(0.1, 3.0, (B, T)) * mask
-    new_lp = old_lp + rng.normal(0.0, 0.4, (B, T)) * mask
-    adv = rng.normal(size=B)
-    w = rng.uniform(0.0, 2.0, (B, T)) * mask
-    _, grad = gspo_loss_and_grad(new_lp, old_lp, adv, mask, 0.1, 0.1, w)
-    log_s = ((new_lp - old_lp) * mask).sum(1, keepdims=True) / mask.sum(1, keepdims=True)
-    s_frozen = np.exp(log_s)
-    clipped = ((adv[:, None] > 0) & (s_frozen > 1.1)) | ((adv[:, None] < 0) & (s_frozen < 0.9))
+    # Σ ω w max(−A r, −A clip(r)) + β·k3, r_t = sg[s]·π_θ(a_t)/sg[π_θ(a_t)], s frozen at θ₀
+    model, batch, old_lp, ref_lp, rollout_lp, adv = _grpo_batch(16)
+    m = batch.mask
+    w = _tis(old_lp, rollout_lp, m)
+    cfg = _gspo_cfg()
+    _, grads, _ = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo", w)
+    new_lp, logp = model.token_logprobs(batch)
+    s = np.exp(((new_lp - old_lp) * m).sum(1, keepdims=True) / m.sum(1, keepdims=True))
+    clipped = ((adv[:, None] > 0) & (s > 1.3)) | ((adv[:, None] < 0) & (s < 0.7))
     assert clipped.any() and (~clipped).any()
-    omega = _aggregation_weights(mask, "seq-mean-token-mean") * w
 
     def surrogate(lp):
-        r = s_frozen * np.exp(lp - new_lp)
-        a = adv[:, None]
-        return float((omega * np.maximum(-a * r, -a * np.clip(r, 0.9, 1.1))).sum())
+        r = s * np.exp(lp - new_lp)
+        k3 = np.exp(ref_lp - lp) - (ref_lp - lp) - 1
+        per_token = w * _surrogate(r, adv[:, None], 0.3, 0.3) + 0.3 * k3
+        return aggregate_loss(per_token, m, "seq-mean-token-mean")
 
-    numeric = _numeric_grad(lambda: surrogate(lp), {"lp": (lp := new_lp.copy())})["lp"]
-    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-9)
+    grad_lp = _numeric_grad(lambda: surrogate(lp), {"lp": (lp := new_lp.copy())})["lp"]
+    _assert_grads_match(grads, model.backward(batch, logp, grad_lp))
 
 
-def test_gspo_value_is_the_clipped_sequence_ratio_per_word():
+def test_gspo_value_is_the_clipped_sequence_ratio_per_word_plus_k3():
     # the value by its definition: each word's clipped term at s_b, seq-mean-token-mean
-    rng = np.random.default_rng(17)
-    B, T = 8, 6
-    mask = (np.arange(T) < rng.integers(1, T + 1, B)[:, None]).astype(float)
-    old_lp = -rng.uniform(0.1, 3.0, (B, T)) * mask
-    new_lp = old_lp + rng.normal(0.0, 1e-3, (B, T)) * mask
-    adv = rng.normal(size=B)
-    loss, _ = gspo_loss_and_grad(new_lp, old_lp, adv, mask)
-    s = np.exp(((new_lp - old_lp) * mask).sum(1) / mask.sum(1))
-    per_word = np.maximum(-adv * s, -adv * np.clip(s, 1 - 3e-4, 1 + 4e-4))
+    model, batch, old_lp, ref_lp, _, adv = _grpo_batch(17)
+    m = batch.mask
+    new_lp, _ = model.token_logprobs(batch)
+    cfg = _gspo_cfg()
+    loss, _, clipfrac = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo")
+    s = np.exp(((new_lp - old_lp) * m).sum(1) / m.sum(1))  # [N]
+    k3 = np.exp(ref_lp - new_lp) - (ref_lp - new_lp) - 1
+    per_word = _surrogate(s, adv, 0.3, 0.3) + 0.3 * (k3 * m).sum(1) / m.sum(1)
     assert loss == pytest.approx(per_word.mean(), rel=1e-12)
-    # on-policy (θ = θ_old) every ratio is 1 and the loss is minus the mean advantage
-    assert gspo_loss_and_grad(old_lp, old_lp, adv, mask)[0] == pytest.approx(-adv.mean())
-    # weights multiply each token's term; all-2 weights double it
-    assert gspo_loss_and_grad(new_lp, old_lp, adv, mask, weights=2 * mask)[0] == pytest.approx(
-        2 * loss
+    # every token of a word counts as clipped with its word
+    outside = (s < 0.7) | (s > 1.3)
+    assert clipfrac == pytest.approx((outside * m.sum(1)).sum() / m.sum())
+
+
+def test_the_models_forward_is_the_references_on_its_own_rollout():
+    # the demo needs the model's whole log-distribution for its backward pass; what it reads of
+    # it is what the package's operators give on the model's logits
+    model = _random_model(21, max_len=6)
+    tau = 0.8
+    batch = model.sample(np.arange(FIRST_LETTER, FIRST_LETTER + 26), np.random.default_rng(2), tau)
+    lp, logp = model.token_logprobs(batch, tau)
+    logits = model.logits(batch.prev, batch.pos)  # [B, T, V]
+    np.testing.assert_array_equal(
+        lp, token_logprobs(logits, batch.actions, temperature=tau) * batch.mask
+    )
+    # log π as logits is π itself: the demo's entropy, token_entropy(log π), is the logits'
+    np.testing.assert_allclose(
+        token_entropy(logp), token_entropy(logits, temperature=tau), rtol=1e-12, atol=1e-15
     )
 
 
-def test_tis_grpo_value_weighs_each_tokens_surrogate():
-    _, batch, old_lp, _, rollout_lp, adv = _grpo_batch(18)
-    m = batch.mask
-    w = tis_weights(old_lp, rollout_lp, m)
-    new_lp = old_lp + 0.1 * m
-    loss, _ = tis_grpo_loss_and_grad(new_lp, old_lp, adv, m, w, 0.2, "token-mean")
-    r = np.exp(0.1)
-    per_token = np.maximum(-adv[:, None] * r, -adv[:, None] * min(r, 1.2))
-    assert loss == pytest.approx(float((w * per_token * m).sum() / m.sum()))
-
-
-def test_tis_weights_and_gspo_equal_the_packages_operators():
-    # the demo's own TIS weights and GSPO value against rl_ops_numpy's references
-    import rl_ops_numpy
-
-    rng = np.random.default_rng(20)
-    for trial in range(100):
-        B, T = int(rng.integers(1, 9)), int(rng.integers(1, 12))
-        lengths = rng.integers(0 if trial % 7 == 0 else 1, T + 1, B)  # some rows without tokens
-        mask = (np.arange(T) < lengths[:, None]).astype(float)
-        if trial % 3 == 1:
-            mask = mask[:, ::-1].copy()  # left padding
-        train = -rng.uniform(0.01, 4.0, (B, T)) * mask
-        rollout = train + rng.normal(0.0, [0.1, 1.0, 30.0][trial % 3], (B, T)) * mask
-        np.testing.assert_array_equal(
-            tis_weights(train, rollout, mask, 2.0),
-            rl_ops_numpy.rollout_is_weights(train, rollout, mask, level="token", threshold=2.0),
-        )
-        new = train + rng.normal(0.0, [1e-4, 1e-3, 0.05][trial % 3], (B, T)) * mask
-        adv = rng.normal(size=B)
-        assert gspo_loss_and_grad(new, train, adv, mask)[0] == pytest.approx(
-            rl_ops_numpy.gspo_loss(new, train, adv, mask), rel=1e-12, abs=1e-15
-        )
+def test_the_dpo_margin_is_the_operators():
+    # the margin the demo logs is the z of dpo_loss = −log σ(z)
+    rng = np.random.default_rng(22)
+    model, ref = _random_model(22), _random_model(23)
+    prompts = rng.integers(FIRST_LETTER, 30, 8)
+    chosen, rejected = model.sample(prompts, rng), model.sample(prompts, rng)
+    ref_w = ref.token_logprobs(chosen)[0].sum(axis=1)
+    ref_l = ref.token_logprobs(rejected)[0].sum(axis=1)
+    loss, _, margin = dpo_loss_and_grads(model, chosen, rejected, ref_w, ref_l, beta=0.5)
+    assert np.ptp(margin) > 0.1
+    per_pair = dpo_loss(
+        model.token_logprobs(chosen)[0].sum(axis=1),
+        model.token_logprobs(rejected)[0].sum(axis=1),
+        ref_w, ref_l, 0.5,
+    )
+    np.testing.assert_allclose(per_pair, np.logaddexp(0.0, -margin), rtol=1e-12)
+    assert loss == pytest.approx(per_pair.mean(), rel=1e-15)
 
 
 def test_the_runs_beside_grpo_change_one_thing_each():
@@ -468,7 +468,7 @@ def test_the_runs_beside_grpo_change_one_thing_each():
     }
     with pytest.raises(ValueError, match="'grpo' or 'gspo'"):
         model, batch, old_lp, ref_lp, _, adv = _grpo_batch(19)
-        variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, DemoConfig(max_len=4), "cispo")
+        grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, DemoConfig(max_len=4), "cispo")
 
 
 # ---------------------------------------------------------------------------------------------

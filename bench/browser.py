@@ -18,24 +18,53 @@ click to the editor in place over the emulated network.
 
 A learner's output flood: the main thread's longest block and the page's memory while
 ``while True: print('y')`` runs until its time limit.
+
+Every wait is bounded (:data:`WAIT_S`, or its own limit) and, past it, fails naming what it
+waited for (:func:`wait`); what a Run prints is the lesson's own expected output.
 """
 
 from __future__ import annotations
 
 import gzip
+import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+from site_build.chromium import PAGES, browser, serve
+from site_build.lessons import Lesson
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+BUILD_S = 900  # s: the longest a site build may take (it runs the demo for its sample curves)
+WAIT_S = 180  # s: the longest any other wait may take (a cold Pyodide start on a busy machine)
+T = TypeVar("T")
 
-from site_build.lessons import Lesson  # noqa: E402
-from tests.browser import browser, serve  # noqa: E402
+
+def wait(what: str, call: Callable[..., T], *args, timeout_s: float = WAIT_S, **kwargs) -> T:
+    """``call(*args, timeout=…, **kwargs)``: a Playwright wait, given ``timeout_s``; past it a
+    ``TimeoutError`` that says it waited for ``what``."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        return call(*args, timeout=timeout_s * 1000, **kwargs)
+    except PlaywrightTimeout as err:
+        raise TimeoutError(f"gave up after {timeout_s:g} s waiting for {what}") from err
+
+
+def open_page(context, url: str, what: str, idle: bool = True):
+    """A new page of ``context`` at ``url`` (``what``, for the error), loaded and, with
+    ``idle``, with no request left in flight."""
+    page = context.new_page()
+    wait(f"{what} to load ({url})", page.goto, url)
+    if idle:
+        wait(f"{what} to go network-idle ({url})", page.wait_for_load_state, "networkidle")
+    return page
 
 BARE_WORKER = """
 import { loadPyodide } from "./assets/pyodide/pyodide.mjs";
@@ -47,35 +76,46 @@ postMessage(performance.now() - t0);
 """
 
 BARE_PAGE = """<!doctype html><meta charset="utf-8"><title>bare</title><script type="module">
-window.start = () => new Promise((resolve) => {
+window.start = (timeoutMs) => new Promise((resolve, reject) => {
   const t0 = performance.now();
   const w = new Worker("./bare-worker.js", { type: "module" });
   w.onmessage = () => resolve(performance.now() - t0);
+  w.onerror = (e) => reject(new Error(`the bare worker failed: ${e.message}`));
+  setTimeout(() => reject(new Error(
+    `gave up after ${timeoutMs} ms waiting for the bare worker's loadPyodide() + numpy`)),
+    timeoutMs);
 });
 </script>"""
 
-CELL = "[data-runner='ppo/importance_ratio']"
 # the exercise timed: its answers fill the blanks; the first line of what the Chinese page's
 # cell prints (its golden output) marks the end of a Run
 LESSON = Lesson.load(ROOT / "docs" / "ppo" / "importance_ratio.py")
 FIRST_LINE = LESSON.in_language("zh").out_path.read_text(encoding="utf-8").splitlines()[0]
+CELL = f"[data-runner='{LESSON.id}']"
+CHAPTER = LESSON.id.split("/")[0] + "/"  # the page the cell is on
 # a learner's connection, for the cold starts: 40 ms round trips, 10 Mbit/s
 NETWORK = {"latency": 0.04, "mbit_per_second": 10.0}
 
 
 def build_site() -> Path:
+    """The site built into a fresh temporary folder, with the bare-Pyodide page beside it."""
     out = Path(tempfile.mkdtemp(prefix="bench-browser-"))
-    subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(out)],
-        cwd=ROOT, check=True, capture_output=True, env={"NO_MKDOCS_2_WARNING": "1",
-                                                         **__import__("os").environ},
-    )
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(out)],
+            cwd=ROOT, check=True, capture_output=True, timeout=BUILD_S,
+            env={"NO_MKDOCS_2_WARNING": "1", **os.environ},
+        )
+    except subprocess.TimeoutExpired as err:
+        raise TimeoutError(f"gave up after {BUILD_S} s waiting for the site build") from err
     (out / "bare.html").write_text(BARE_PAGE)
     (out / "bare-worker.js").write_text(BARE_WORKER)
     return out
 
 
-def _click_to_output(page, action: str, text: str | None = None, timeout_s: float = 180) -> float:
+def _click_to_output(
+    page, action: str, text: str | None = None, timeout_s: float = WAIT_S
+) -> float:
     """ms from clicking ``action`` on the cell to the cell being idle again with ``text`` (if
     given) in its output; a clear error after ``timeout_s`` instead of waiting for ever."""
     ms = page.evaluate("""([sel, action, text, timeoutMs]) => new Promise((resolve, reject) => {
@@ -96,8 +136,9 @@ def _click_to_output(page, action: str, text: str | None = None, timeout_s: floa
                             characterData: true });
         setTimeout(() => {
             obs.disconnect();
-            reject(new Error(`no ${JSON.stringify(text)} after ${timeoutMs} ms; output: `
-                             + out.textContent.slice(0, 500)));
+            reject(new Error(`gave up after ${timeoutMs} ms waiting for ${action} to end`
+                             + (text === null ? '' : ` with ${JSON.stringify(text)}`)
+                             + '; output: ' + out.textContent.slice(0, 500)));
         }, timeoutMs);
         cell.querySelector(`[data-action=${action}]`).click();
     })""", [CELL, action, text, timeout_s * 1000])
@@ -105,13 +146,12 @@ def _click_to_output(page, action: str, text: str | None = None, timeout_s: floa
 
 
 def _open_filled(context, url: str):
-    page = context.new_page()
-    page.goto(f"{url}/ppo/")
-    page.wait_for_load_state("networkidle")
-    page.wait_for_function("navigator.serviceWorker.controller !== null")
+    page = open_page(context, f"{url}/{CHAPTER}", "the lesson page")
+    wait("the service worker to control the lesson page", page.wait_for_function,
+         "navigator.serviceWorker.controller !== null")
     blanks = page.locator(f"{CELL} input[data-blank]")
     for k, blank in enumerate(LESSON.blanks):
-        blanks.nth(k).fill(" ".join(blank.answer.split()))
+        wait(f"blank {k + 1} of the cell", blanks.nth(k).fill, " ".join(blank.answer.split()))
     return page
 
 
@@ -131,18 +171,15 @@ def first_run_ms(b, url: str) -> tuple[float, float, float, float]:
 
 def bare_ms(b, url: str) -> float:
     context = b.new_context()
-    page = context.new_page()
-    page.goto(f"{url}/bare.html")
-    ms = page.evaluate("window.start()")
+    page = open_page(context, f"{url}/bare.html", "the bare Pyodide page", idle=False)
+    ms = page.evaluate("(ms) => window.start(ms)", WAIT_S * 1000)
     context.close()
     return ms
 
 
 def runner(b, url: str) -> bool:
     context = b.new_context()
-    page = context.new_page()
-    page.goto(f"{url}/ppo/")
-    page.wait_for_load_state("networkidle")
+    page = open_page(context, f"{url}/{CHAPTER}", "the lesson page")
     entries = page.evaluate(
         "performance.getEntriesByType('resource').map(e => [e.name, e.encodedBodySize])"
     )
@@ -194,8 +231,9 @@ def drill(b, url: str) -> bool:
                 obs.disconnect();
               }
             }).observe(document, { childList: true, subtree: true });""")
-        page.goto(f"{url}/ppo/")
-        page.wait_for_function("window.__ready !== undefined && window.__dcl !== undefined")
+        wait(f"the lesson page to load ({url}/{CHAPTER})", page.goto, f"{url}/{CHAPTER}")
+        wait("the drill's inputs and DOMContentLoaded", page.wait_for_function,
+             "window.__ready !== undefined && window.__dcl !== undefined")
         # negative: the drill was ready before DOMContentLoaded fired
         times.append(page.evaluate("window.__ready - window.__dcl"))
         focusable = page.evaluate(
@@ -221,15 +259,14 @@ def drill(b, url: str) -> bool:
 
 
 FLOOD = "while True:\n    print('y')\n"
+FLOOD_LIMIT_S = 5  # the cell's time limit during the flood
 
 
 def flood(b, url: str) -> bool:
     """`while True: print('y')` until the time limit stops it: the main thread's longest block
     (Long Tasks API) and the page's memory (JS heap, DOM nodes), sampled as it runs."""
     context = b.new_context()
-    page = context.new_page()
-    page.goto(f"{url}/en/ppo/")
-    page.wait_for_load_state("networkidle")
+    page = open_page(context, f"{url}/en/{CHAPTER}", "the English lesson page")
     page.evaluate("""() => {
         window.__longest = 0;
         new PerformanceObserver((list) => {
@@ -239,19 +276,23 @@ def flood(b, url: str) -> bool:
         }).observe({ type: 'longtask', buffered: false });
     }""")
     root = page.locator(CELL)
-    root.locator("[data-action='edit']").click()
-    root.locator("textarea").fill("print('warm')\n")
-    root.locator("[data-action='run']").click()
-    page.wait_for_function(f"document.querySelector(\"{CELL}\").dataset.state === 'idle'",
-                           timeout=120_000)
-    page.eval_on_selector(CELL, "el => el.dataset.timeout = '5'")
+    wait("the cell's Edit button", root.locator("[data-action='edit']").click)
+    wait("the cell's editor", root.locator("textarea").fill, "print('warm')\n")
+    wait("the cell's Run button", root.locator("[data-action='run']").click)
+    idle = f"document.querySelector(\"{CELL}\").dataset.state === 'idle'"
+    wait("the warm-up run (print('warm')) to end", page.wait_for_function, idle)
+    page.eval_on_selector(CELL, f"el => el.dataset.timeout = '{FLOOD_LIMIT_S}'")
     page.evaluate("window.__longest = 0")
     client = context.new_cdp_session(page)
     client.send("Performance.enable")
-    root.locator("textarea").fill(FLOOD)
-    root.locator("[data-action='run']").click()
+    wait("the cell's editor", root.locator("textarea").fill, FLOOD)
+    wait("the cell's Run button", root.locator("[data-action='run']").click)
     heap, nodes = [], []
-    while page.evaluate(f"document.querySelector(\"{CELL}\").dataset.state") != "idle":
+    deadline = time.monotonic() + FLOOD_LIMIT_S + WAIT_S
+    while not page.evaluate(idle):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"gave up after {FLOOD_LIMIT_S + WAIT_S} s waiting for the "
+                               f"time limit ({FLOOD_LIMIT_S} s) to stop the flood")
         metrics = {m["name"]: m["value"] for m in client.send("Performance.getMetrics")["metrics"]}
         heap.append(metrics["JSHeapUsedSize"] / 1e6)
         nodes.append(metrics["Nodes"])
@@ -259,8 +300,8 @@ def flood(b, url: str) -> bool:
     longest = page.evaluate("window.__longest")
     chars = page.evaluate(f"document.querySelector(\"{CELL} [data-output]\").textContent.length")
     context.close()
-    print(f"while True: print('y') for 5 s: longest main-thread block {longest:.0f} ms; "
-          f"JS heap {min(heap):.1f}-{max(heap):.1f} MB; "
+    print(f"while True: print('y') for {FLOOD_LIMIT_S} s: longest main-thread block "
+          f"{longest:.0f} ms; JS heap {min(heap):.1f}-{max(heap):.1f} MB; "
           f"DOM nodes {min(nodes):.0f}-{max(nodes):.0f}; output kept: {chars:,} characters")
     targets = [
         ("main thread never blocked 100 ms or more", longest < 100),
@@ -285,15 +326,11 @@ def _gzipped(site: Path, url: str, names: list[str]) -> int:
 
 
 def editor(b, url: str, slow: str, site: Path) -> bool:
-    from tests.browser import PAGES
-
     names = {}
     for lang in ("", "en/"):
         for path in PAGES:
             context = b.new_context(service_workers="block")
-            page = context.new_page()
-            page.goto(f"{url}/{lang}{path}")
-            page.wait_for_load_state("networkidle")
+            page = open_page(context, f"{url}/{lang}{path}", f"the page /{lang}{path}")
             names[lang + path] = [f"{url}/{lang}{path}", *page.evaluate(
                 "performance.getEntriesByType('resource').map(e => e.name)")]
             context.close()
@@ -304,15 +341,13 @@ def editor(b, url: str, slow: str, site: Path) -> bool:
              or "editor.css" in n]
 
     context = b.new_context(service_workers="block")
-    page = context.new_page()
-    page.goto(f"{slow}/en/ppo/")
-    page.wait_for_load_state("networkidle")
+    page = open_page(context, f"{slow}/en/{CHAPTER}", "the English lesson page")
     before = set(page.evaluate("performance.getEntriesByType('resource').map(e => e.name)"))
     t0 = time.perf_counter()
-    page.locator(f"{CELL} [data-action='edit']").click()
-    page.locator(f"{CELL} .prism-code-editor").wait_for()
+    wait("the cell's Edit button", page.locator(f"{CELL} [data-action='edit']").click)
+    wait("the code editor after Edit", page.locator(f"{CELL} .prism-code-editor").wait_for)
     ms = (time.perf_counter() - t0) * 1000
-    page.wait_for_load_state("networkidle")
+    wait("the editor's files to finish loading", page.wait_for_load_state, "networkidle")
     added = [n for n in page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
              if n not in before]
     context.close()

@@ -41,6 +41,17 @@ def _ratio_loss_arrays(
     return new.astype(f64), old.astype(f64), adv.astype(f64), real
 
 
+def _sequence_log_ratio(log_ratio: np.ndarray, real: np.ndarray) -> np.ndarray:
+    r"""``[B, 1]`` GSPO's $\log s_i = \min\big(\frac{1}{|y_i|}\sum_t m_{it}\log\rho_{it},\ 10\big)$,
+    the mean log-ratio of each response capped as verl 0.9.1 caps it, from ``[B, T]`` log-ratios
+    that are 0 on padding and the ``[B, T]`` boolean mask ``real`` (a row with no token: 0).
+    Shared by :func:`gspo_loss` and the demo's GSPO gradient (``rl_ops_numpy/demo/train.py``),
+    which needs ``s_i`` and the loss returns only its value."""
+    n = np.count_nonzero(real, axis=1)[:, None]  # [B, 1] response tokens per row, |y_i|
+    # log s_i = (1/|y_i|) Σ_t log ρ_t, capped at 10 (verl)
+    return np.minimum(log_ratio.sum(axis=1, keepdims=True) / np.maximum(n, 1), GSPO_LOG_RATIO_CAP)
+
+
 def gspo_loss(
     new_logprobs: npt.ArrayLike,
     old_logprobs: npt.ArrayLike,
@@ -122,12 +133,8 @@ def gspo_loss(
     with np.errstate(invalid="ignore"):  # whatever padding holds is dropped here
         # log ρ_t = log π_θ − log π_old, 0 on padding
         log_ratio = np.where(real, new - old, 0.0)  # [B, T]
-    n = np.count_nonzero(real, axis=1)[:, None]  # [B, 1] response tokens per row, |y_i|
-    # log s_i = (1/|y_i|) Σ_t log ρ_t, capped at 10 (verl)
-    log_s = np.minimum(log_ratio.sum(axis=1, keepdims=True) / np.maximum(n, 1),
-                       GSPO_LOG_RATIO_CAP)  # [B, 1]
     # s_{i,t} = sg[s_i] · π_θ/sg[π_θ]: its value is s_i on every token
-    s = np.exp(log_s)  # [B, 1]
+    s = np.exp(_sequence_log_ratio(log_ratio, real))  # [B, 1]
     # ℓ = max(−Â·s, −Â·clip(s, 1 − ε_low, 1 + ε_high))
     per_token = np.maximum(-adv * s, -adv * np.clip(s, 1 - clip_low, 1 + clip_high))
     # (1/|B|) Σ_i (1/|y_i|) Σ_t ℓ

@@ -136,6 +136,16 @@ def ppo_clipped_objective(ratio, advantage, clip_epsilon: float = 0.2) -> float:
     return float(per_item.mean(dtype=np.float64))
 
 
+def _clipped_values(new: np.ndarray, old: np.ndarray, clip_range_value: float) -> np.ndarray:
+    r"""$V^{\text{clip}} = V_{\text{old}} + \operatorname{clip}(V_\theta - V_{\text{old}},
+    -\epsilon_v, \epsilon_v)$, shaped like ``new``: the clipped branch of
+    :func:`value_clipped_loss`. Shared with the demo's critic gradient
+    (``rl_ops_numpy/demo/train.py``), which needs to know which branch is the larger, where the
+    loss returns only its mean."""
+    # V_clip = V_old + clip(V − V_old, −ε_v, ε_v)
+    return old + np.clip(new - old, -clip_range_value, clip_range_value)
+
+
 def value_clipped_loss(
     new_values, old_values, returns, mask, clip_range_value: float = 0.2
 ) -> float:
@@ -169,8 +179,7 @@ def value_clipped_loss(
     v, v_old, ret, real = token_arrays(
         new_values=new_values, old_values=old_values, returns=returns, mask=mask
     )
-    # V_clip = V_old + clip(V − V_old, −ε_v, ε_v)
-    v_clipped = v_old + np.clip(v - v_old, -clip_range_value, clip_range_value)
+    v_clipped = _clipped_values(v, v_old, clip_range_value)
     # ½ max((V − R)², (V_clip − R)²)
     per_token = 0.5 * np.maximum((v - ret) ** 2, (v_clipped - ret) ** 2)
     return _masked_mean(per_token, real)

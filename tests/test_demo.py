@@ -15,9 +15,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rl_ops_numpy import group_advantages
+from rl_ops_numpy import (
+    aggregate_loss,
+    dpo_loss,
+    group_advantages,
+    rollout_is_weights,
+    token_entropy,
+    token_logprobs,
+)
 from rl_ops_numpy.demo import BROWSER_CONFIG, DemoConfig, run
-from rl_ops_numpy.demo.__main__ import main
+from rl_ops_numpy.demo.__main__ import fifths, main
 from rl_ops_numpy.demo.model import EOS, FIRST_LETTER, PAD, Batch, TinyLM, ValueHead, decode
 from rl_ops_numpy.demo.reward import (
     alternation_term,
@@ -31,19 +38,14 @@ from rl_ops_numpy.demo.reward import (
 from rl_ops_numpy.demo.train import (
     GRPO_VARIANTS,
     Variant,
-    _aggregation_weights,
     _Logger,
     dpo_loss_and_grads,
     grpo_loss_and_grads,
-    gspo_loss_and_grad,
     policy_loss_and_grads,
     sft_loss_and_grads,
-    tis_grpo_loss_and_grad,
-    tis_weights,
     train_grpo,
     train_sft,
     value_loss_and_grads,
-    variant_loss_and_grads,
 )
 from rl_ops_numpy.grpo import LOSS_AGG_MODES
 
@@ -312,17 +314,11 @@ def _grpo_batch(seed: int):
     return model, batch, old_lp, ref_lp, rollout_lp, adv
 
 
-def test_tis_weights_truncate_the_ratio_at_c_and_vanish_on_padding():
-    _, batch, old_lp, _, rollout_lp, _ = _grpo_batch(12)
-    m = batch.mask
-    w = tis_weights(old_lp, rollout_lp, m, threshold=2.0)
-    ratio = np.exp(old_lp - rollout_lp)
-    assert (w[m == 0] == 0).all()
-    assert ((ratio > 2) & (m == 1)).any() and ((ratio < 2) & (m == 1)).any()
-    np.testing.assert_allclose(w[m == 1], np.minimum(ratio, 2.0)[m == 1])
-    # log-ratios beyond ±20 (verl's SAFETY_BOUND) are bounded before exp
-    lo = tis_weights(np.array([[-100.0]]), np.array([[0.0]]), np.ones((1, 1)), 2.0)
-    assert lo[0, 0] == pytest.approx(math.exp(-20))
+def _tis(old_lp, rollout_lp, mask):
+    """The TIS weights the demo uses (C = 2), checked to be both truncated and not somewhere."""
+    w = rollout_is_weights(old_lp, rollout_lp, mask, threshold=2.0)
+    assert (w == 2.0).any() and ((w > 0) & (w < 2.0)).any()
+    return w
 
 
 @pytest.mark.parametrize("mode", LOSS_AGG_MODES)
@@ -331,49 +327,59 @@ def test_grpo_with_tis_weights_gradient(mode):
     new_lp, _ = model.token_logprobs(batch)
     ratio = np.exp(new_lp - old_lp)[batch.mask == 1]
     assert (np.abs(ratio - 1) > 0.2).any() and (np.abs(ratio - 1) < 0.2).any()
-    w = tis_weights(old_lp, rollout_lp, batch.mask)  # constants: some truncated, some not
-    assert ((w == 2.0).any()) and ((w > 0) & (w < 2.0)).any()
+    w = _tis(old_lp, rollout_lp, batch.mask)  # constants: some truncated, some not
     cfg = DemoConfig(max_len=4, grpo_beta=0.3, grpo_loss_agg_mode=mode)
-    _, grads, _ = variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", w)
+    _, grads, _ = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", w)
     numeric = _numeric_grad(
-        lambda: variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", w)[0],
+        lambda: grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", w)[0],
         model.params,
     )
     _assert_grads_match(grads, numeric)
 
 
-def test_grpo_with_unit_weights_is_the_operators_grpo_loss():
-    # the hand-written GRPO value (the TIS run's) equals grpo_policy_loss's where w = 1
-    model, batch, old_lp, ref_lp, _, adv = _grpo_batch(14)
-    for mode in LOSS_AGG_MODES:
-        cfg = DemoConfig(max_len=4, grpo_beta=0.3, grpo_loss_agg_mode=mode)
-        loss, grads, clipfrac = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)
-        mine, my_grads, my_clipfrac = variant_loss_and_grads(
-            model, batch, old_lp, adv, ref_lp, cfg, "grpo"
-        )
-        assert mine == pytest.approx(loss, rel=1e-12, abs=1e-15)
-        assert my_clipfrac == clipfrac
-        for name in grads:
-            np.testing.assert_allclose(my_grads[name], grads[name], rtol=1e-10, atol=1e-15)
+def _surrogate(ratio, adv, low, high):
+    """Per token max(−Â r, −Â clip(r, 1 − low, 1 + high)), as the libraries write it."""
+    return np.maximum(-adv * ratio, -adv * np.clip(ratio, 1 - low, 1 + high))
 
 
 @pytest.mark.parametrize("mode", LOSS_AGG_MODES)
-def test_gspo_gradient_with_clipping_active(mode):
+def test_tis_weighted_grpo_is_verls_weighted_per_token_loss(mode):
+    # verl multiplies each token's clipped term by its weight, then adds β·k3 unweighted; the
+    # demo passes the advantages w·Â to grpo_policy_loss instead (equal for w ≥ 0)
+    model, batch, old_lp, ref_lp, rollout_lp, adv = _grpo_batch(14)
+    m = batch.mask
+    w = _tis(old_lp, rollout_lp, m)
+    new_lp, _ = model.token_logprobs(batch)
+    cfg = DemoConfig(max_len=4, grpo_beta=0.3, grpo_loss_agg_mode=mode)
+    loss, _, clipfrac = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", w)
+    pg = w * _surrogate(np.exp(new_lp - old_lp), adv[:, None], 0.2, 0.2)
+    k3 = np.exp(ref_lp - new_lp) - (ref_lp - new_lp) - 1
+    assert loss == pytest.approx(aggregate_loss(pg + 0.3 * k3, m, mode), rel=1e-12, abs=1e-15)
+    # weights leave the clip fraction alone: it is GRPO's on the same tokens
+    assert clipfrac == grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)[2] > 0
+    # unit weights give GRPO's own loss
+    unit = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "grpo", m)[0]
+    assert unit == grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg)[0]
+
+
+def _gspo_cfg(**overrides) -> DemoConfig:
+    # ε = 0.3: some words clipped (on their advantage's side), some not
+    return DemoConfig(max_len=4, grpo_beta=0.3, gspo_clip_low=0.3, gspo_clip_high=0.3, **overrides)
+
+
+def test_gspo_gradient_with_clipping_active():
     model, batch, old_lp, ref_lp, _, adv = _grpo_batch(15)
     new_lp, _ = model.token_logprobs(batch)
     m = batch.mask
     s = np.exp(((new_lp - old_lp) * m).sum(1) / m.sum(1))  # [N] the sequence ratios
-    # ε = 0.3: some words clipped (on their advantage's side), some not
     clipped = ((adv > 0) & (s > 1.3)) | ((adv < 0) & (s < 0.7))
     assert clipped.any() and (~clipped & (adv != 0)).any()
-    cfg = DemoConfig(
-        max_len=4, grpo_beta=0.3, gspo_clip_low=0.3, gspo_clip_high=0.3, gspo_loss_agg_mode=mode
-    )
-    _, grads, _ = variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo")
-    # every aggregation weighs a word's tokens alike, so the stop-gradient form's gradient is
-    # the gradient of the sequence-level value: finite differences of the value check it
+    cfg = _gspo_cfg()
+    _, grads, _ = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo")
+    # the aggregation weighs a word's tokens alike, so the stop-gradient form's gradient is the
+    # gradient of the sequence-level value: finite differences of the value check it
     numeric = _numeric_grad(
-        lambda: variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo")[0],
+        lambda: grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo")[0],
         model.params,
     )
     _assert_grads_match(grads, numeric)
@@ -381,83 +387,77 @@ def test_gspo_gradient_with_clipping_active(mode):
 
 def test_gspo_gradient_is_the_stop_gradient_forms_with_per_token_weights():
     # per-token weights break the equality above: the gradient is that of
-    # Σ ω w max(−A r, −A clip(r)), r_t = sg[s]·π_θ(a_t)/sg[π_θ(a_t)], s and π_θ frozen at θ₀
-    rng = np.random.default_rng(16)
-    B, T = 6, 5
-    mask = (np.arange(T) < rng.integers(1, T + 1, B)[:, None]).astype(float)
-    old_lp = -rng.uniform(0.1, 3.0, (B, T)) * mask
-    new_lp = old_lp + rng.normal(0.0, 0.4, (B, T)) * mask
-    adv = rng.normal(size=B)
-    w = rng.uniform(0.0, 2.0, (B, T)) * mask
-    _, grad = gspo_loss_and_grad(new_lp, old_lp, adv, mask, 0.1, 0.1, w)
-    log_s = ((new_lp - old_lp) * mask).sum(1, keepdims=True) / mask.sum(1, keepdims=True)
-    s_frozen = np.exp(log_s)
-    clipped = ((adv[:, None] > 0) & (s_frozen > 1.1)) | ((adv[:, None] < 0) & (s_frozen < 0.9))
+    # Σ ω w max(−A r, −A clip(r)) + β·k3, r_t = sg[s]·π_θ(a_t)/sg[π_θ(a_t)], s frozen at θ₀
+    model, batch, old_lp, ref_lp, rollout_lp, adv = _grpo_batch(16)
+    m = batch.mask
+    w = _tis(old_lp, rollout_lp, m)
+    cfg = _gspo_cfg()
+    _, grads, _ = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo", w)
+    new_lp, logp = model.token_logprobs(batch)
+    s = np.exp(((new_lp - old_lp) * m).sum(1, keepdims=True) / m.sum(1, keepdims=True))
+    clipped = ((adv[:, None] > 0) & (s > 1.3)) | ((adv[:, None] < 0) & (s < 0.7))
     assert clipped.any() and (~clipped).any()
-    omega = _aggregation_weights(mask, "seq-mean-token-mean") * w
 
     def surrogate(lp):
-        r = s_frozen * np.exp(lp - new_lp)
-        a = adv[:, None]
-        return float((omega * np.maximum(-a * r, -a * np.clip(r, 0.9, 1.1))).sum())
+        r = s * np.exp(lp - new_lp)
+        k3 = np.exp(ref_lp - lp) - (ref_lp - lp) - 1
+        per_token = w * _surrogate(r, adv[:, None], 0.3, 0.3) + 0.3 * k3
+        return aggregate_loss(per_token, m, "seq-mean-token-mean")
 
-    numeric = _numeric_grad(lambda: surrogate(lp), {"lp": (lp := new_lp.copy())})["lp"]
-    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-9)
+    grad_lp = _numeric_grad(lambda: surrogate(lp), {"lp": (lp := new_lp.copy())})["lp"]
+    _assert_grads_match(grads, model.backward(batch, logp, grad_lp))
 
 
-def test_gspo_value_is_the_clipped_sequence_ratio_per_word():
+def test_gspo_value_is_the_clipped_sequence_ratio_per_word_plus_k3():
     # the value by its definition: each word's clipped term at s_b, seq-mean-token-mean
-    rng = np.random.default_rng(17)
-    B, T = 8, 6
-    mask = (np.arange(T) < rng.integers(1, T + 1, B)[:, None]).astype(float)
-    old_lp = -rng.uniform(0.1, 3.0, (B, T)) * mask
-    new_lp = old_lp + rng.normal(0.0, 1e-3, (B, T)) * mask
-    adv = rng.normal(size=B)
-    loss, _ = gspo_loss_and_grad(new_lp, old_lp, adv, mask)
-    s = np.exp(((new_lp - old_lp) * mask).sum(1) / mask.sum(1))
-    per_word = np.maximum(-adv * s, -adv * np.clip(s, 1 - 3e-4, 1 + 4e-4))
+    model, batch, old_lp, ref_lp, _, adv = _grpo_batch(17)
+    m = batch.mask
+    new_lp, _ = model.token_logprobs(batch)
+    cfg = _gspo_cfg()
+    loss, _, clipfrac = grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, cfg, "gspo")
+    s = np.exp(((new_lp - old_lp) * m).sum(1) / m.sum(1))  # [N]
+    k3 = np.exp(ref_lp - new_lp) - (ref_lp - new_lp) - 1
+    per_word = _surrogate(s, adv, 0.3, 0.3) + 0.3 * (k3 * m).sum(1) / m.sum(1)
     assert loss == pytest.approx(per_word.mean(), rel=1e-12)
-    # on-policy (θ = θ_old) every ratio is 1 and the loss is minus the mean advantage
-    assert gspo_loss_and_grad(old_lp, old_lp, adv, mask)[0] == pytest.approx(-adv.mean())
-    # weights multiply each token's term; all-2 weights double it
-    assert gspo_loss_and_grad(new_lp, old_lp, adv, mask, weights=2 * mask)[0] == pytest.approx(
-        2 * loss
+    # every token of a word counts as clipped with its word
+    outside = (s < 0.7) | (s > 1.3)
+    assert clipfrac == pytest.approx((outside * m.sum(1)).sum() / m.sum())
+
+
+def test_the_models_forward_is_the_references_on_its_own_rollout():
+    # the demo needs the model's whole log-distribution for its backward pass; what it reads of
+    # it is what the package's operators give on the model's logits
+    model = _random_model(21, max_len=6)
+    tau = 0.8
+    batch = model.sample(np.arange(FIRST_LETTER, FIRST_LETTER + 26), np.random.default_rng(2), tau)
+    lp, logp = model.token_logprobs(batch, tau)
+    logits = model.logits(batch.prev, batch.pos)  # [B, T, V]
+    np.testing.assert_array_equal(
+        lp, token_logprobs(logits, batch.actions, temperature=tau) * batch.mask
+    )
+    # log π as logits is π itself: the demo's entropy, token_entropy(log π), is the logits'
+    np.testing.assert_allclose(
+        token_entropy(logp), token_entropy(logits, temperature=tau), rtol=1e-12, atol=1e-15
     )
 
 
-def test_tis_grpo_value_weighs_each_tokens_surrogate():
-    _, batch, old_lp, _, rollout_lp, adv = _grpo_batch(18)
-    m = batch.mask
-    w = tis_weights(old_lp, rollout_lp, m)
-    new_lp = old_lp + 0.1 * m
-    loss, _ = tis_grpo_loss_and_grad(new_lp, old_lp, adv, m, w, 0.2, "token-mean")
-    r = np.exp(0.1)
-    per_token = np.maximum(-adv[:, None] * r, -adv[:, None] * min(r, 1.2))
-    assert loss == pytest.approx(float((w * per_token * m).sum() / m.sum()))
-
-
-def test_tis_weights_and_gspo_equal_the_packages_operators():
-    # the demo's own TIS weights and GSPO value against rl_ops_numpy's references
-    import rl_ops_numpy
-
-    rng = np.random.default_rng(20)
-    for trial in range(100):
-        B, T = int(rng.integers(1, 9)), int(rng.integers(1, 12))
-        lengths = rng.integers(0 if trial % 7 == 0 else 1, T + 1, B)  # some rows without tokens
-        mask = (np.arange(T) < lengths[:, None]).astype(float)
-        if trial % 3 == 1:
-            mask = mask[:, ::-1].copy()  # left padding
-        train = -rng.uniform(0.01, 4.0, (B, T)) * mask
-        rollout = train + rng.normal(0.0, [0.1, 1.0, 30.0][trial % 3], (B, T)) * mask
-        np.testing.assert_array_equal(
-            tis_weights(train, rollout, mask, 2.0),
-            rl_ops_numpy.rollout_is_weights(train, rollout, mask, level="token", threshold=2.0),
-        )
-        new = train + rng.normal(0.0, [1e-4, 1e-3, 0.05][trial % 3], (B, T)) * mask
-        adv = rng.normal(size=B)
-        assert gspo_loss_and_grad(new, train, adv, mask)[0] == pytest.approx(
-            rl_ops_numpy.gspo_loss(new, train, adv, mask), rel=1e-12, abs=1e-15
-        )
+def test_the_dpo_margin_is_the_operators():
+    # the margin the demo logs is the z of dpo_loss = −log σ(z)
+    rng = np.random.default_rng(22)
+    model, ref = _random_model(22), _random_model(23)
+    prompts = rng.integers(FIRST_LETTER, 30, 8)
+    chosen, rejected = model.sample(prompts, rng), model.sample(prompts, rng)
+    ref_w = ref.token_logprobs(chosen)[0].sum(axis=1)
+    ref_l = ref.token_logprobs(rejected)[0].sum(axis=1)
+    loss, _, margin = dpo_loss_and_grads(model, chosen, rejected, ref_w, ref_l, beta=0.5)
+    assert np.ptp(margin) > 0.1
+    per_pair = dpo_loss(
+        model.token_logprobs(chosen)[0].sum(axis=1),
+        model.token_logprobs(rejected)[0].sum(axis=1),
+        ref_w, ref_l, 0.5,
+    )
+    np.testing.assert_allclose(per_pair, np.logaddexp(0.0, -margin), rtol=1e-12)
+    assert loss == pytest.approx(per_pair.mean(), rel=1e-15)
 
 
 def test_the_runs_beside_grpo_change_one_thing_each():
@@ -468,7 +468,7 @@ def test_the_runs_beside_grpo_change_one_thing_each():
     }
     with pytest.raises(ValueError, match="'grpo' or 'gspo'"):
         model, batch, old_lp, ref_lp, _, adv = _grpo_batch(19)
-        variant_loss_and_grads(model, batch, old_lp, adv, ref_lp, DemoConfig(max_len=4), "cispo")
+        grpo_loss_and_grads(model, batch, old_lp, adv, ref_lp, DemoConfig(max_len=4), "cispo")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -488,18 +488,12 @@ def trained(request) -> dict:
     return _run(request.param)
 
 
-def _fifths(values: list[float]) -> tuple[float, float]:
-    """Mean of the first and of the last fifth of the logged points."""
-    n = max(1, len(values) // 5)
-    return float(np.mean(values[:n])), float(np.mean(values[-n:]))
-
-
 @pytest.mark.parametrize("phase", ["ppo", "grpo", "grpo_mismatch", "grpo_tis"])
 def test_ppo_and_grpo_raise_the_reward_model_score(trained, phase):
-    first, last = _fifths(trained[phase]["rm_score"])
+    first, last = fifths(trained[phase]["rm_score"])
     # 0.5 is a tenth of the score's range [−2, 3] and ten times the noise of a logged point
     # (each averages 5 batches of ≥ 48 words whose scores spread with σ ≈ 0.7: σ/√240 ≈ 0.05);
-    # seed 0 measures, PPO: 1.72 → 2.68 (default), 1.25 → 2.50 (browser); GRPO: 1.3 → 2.6, 1.2 → 2.4
+    # seed 0 measures, PPO: 1.78 → 2.67 (default), 1.25 → 2.50 (browser); GRPO: 1.6 → 2.6, 1.2 → 2.4
     assert last - first > 0.5
     assert trained["eval"][phase]["rm_score"] > trained["eval"]["sft"]["rm_score"] + 1.0
 
@@ -510,9 +504,9 @@ def test_ppo_and_grpo_move_away_from_the_reference_and_lose_entropy(trained, pha
     assert np.isfinite(kl).all() and np.isfinite(kl_k3).all()
     assert np.mean(kl) > 0
     assert min(kl_k3) >= 0  # k3 is ≥ 0 token by token
-    first, last = _fifths(kl)
+    first, last = fifths(kl)
     assert last > first  # the policy moves away from the reference as it learns
-    h_first, h_last = _fifths(trained[phase]["entropy"])
+    h_first, h_last = fifths(trained[phase]["entropy"])
     assert h_last < h_first - 0.1
 
 
@@ -550,19 +544,19 @@ def test_what_the_demo_page_says_of_grpo_next_to_ppo_holds_for_the_sample_run():
     result = _run("default")
     ppo, grpo = result["ppo"], result["grpo"]
     # "ends within 0.1 of it"
-    assert abs(_fifths(grpo["rm_score"])[1] - _fifths(ppo["rm_score"])[1]) < 0.1
+    assert abs(fifths(grpo["rm_score"])[1] - fifths(ppo["rm_score"])[1]) < 0.1
     assert abs(result["eval"]["grpo"]["rm_score"] - result["eval"]["ppo"]["rm_score"]) < 0.1
     # "further from the reference and with less entropy"
-    assert _fifths(grpo["kl"])[1] > _fifths(ppo["kl"])[1]
-    assert _fifths(grpo["entropy"])[1] < _fifths(ppo["entropy"])[1]
+    assert fifths(grpo["kl"])[1] > fifths(ppo["kl"])[1]
+    assert fifths(grpo["entropy"])[1] < fifths(ppo["entropy"])[1]
     # "With β = 0.01 … entropy below 0.3 nats … more than a third of the groups … same score"
     cfg = DemoConfig(grpo_beta=0.01)
     seq_sft, *_, seq_grpo = np.random.SeedSequence(cfg.seed).spawn(6)
     sft = train_sft(cfg, np.random.default_rng(seq_sft), _Logger("sft", 1, 1, {}, None))
     low: dict = {}
     train_grpo(cfg, sft, np.random.default_rng(seq_grpo), _Logger("grpo", 200, 5, low, None))
-    assert _fifths(low["entropy"])[1] < 0.3
-    assert _fifths(low["flat_groups"])[1] > 1 / 3
+    assert fifths(low["entropy"])[1] < 0.3
+    assert fifths(low["flat_groups"])[1] > 1 / 3
 
 
 def test_what_the_demo_page_says_of_gspo_next_to_grpo_holds_for_the_sample_run():
@@ -570,8 +564,8 @@ def test_what_the_demo_page_says_of_gspo_next_to_grpo_holds_for_the_sample_run()
     result = _run("default")
     grpo, gspo = result["grpo"], result["gspo"]
     # "ends at 1.88 (the mean of the last fifth of the run), GRPO's at 2.65"
-    assert f"{_fifths(gspo['rm_score'])[1]:.2f}" == "1.88"
-    assert f"{_fifths(grpo['rm_score'])[1]:.2f}" == "2.65"
+    assert f"{fifths(gspo['rm_score'])[1]:.2f}" == "1.88"
+    assert f"{fifths(grpo['rm_score'])[1]:.2f}" == "2.65"
     # "its words stay about 7 letters long where GRPO's are about 14"
     assert 6.5 < result["eval"]["gspo"]["length"] < 7.5
     assert 13.5 < result["eval"]["grpo"]["length"] < 14.5
@@ -592,7 +586,7 @@ def test_what_the_demo_page_says_of_gspo_next_to_grpo_holds_for_the_sample_run()
         wide, sft, np.random.default_rng(seq_grpo), _Logger("gspo", 200, 5, log, None),
         GRPO_VARIANTS["gspo"],
     )
-    assert abs(_fifths(log["rm_score"])[1] - _fifths(grpo["rm_score"])[1]) < 0.05
+    assert abs(fifths(log["rm_score"])[1] - fifths(grpo["rm_score"])[1]) < 0.05
 
 
 def _mismatch_runs(cfg: DemoConfig) -> dict[str, dict]:
@@ -624,25 +618,25 @@ def test_what_the_demo_page_says_of_the_rollout_mismatch_holds_for_the_sample_ru
     # "KL(π_rollout ‖ π_train) stays below 0.5 nats per word at every logged point, against the
     # 40 nats that separate GRPO from its reference by the end"
     assert max(plain["rollout_kl"] + tis["rollout_kl"]) < 0.5
-    assert 39 < _fifths(grpo["kl"])[1] < 41
+    assert 39 < fifths(grpo["kl"])[1] < 41
     # "fewer than 1% of the tokens have a weight above C"
     assert max(plain["tis_truncated"] + tis["tis_truncated"]) < 0.01
     # "the last fifth's score is 2.65 for GRPO, 2.62 uncorrected, 2.60 with TIS"
-    ends = [f"{_fifths(r['rm_score'])[1]:.2f}" for r in (grpo, plain, tis)]
+    ends = [f"{fifths(r['rm_score'])[1]:.2f}" for r in (grpo, plain, tis)]
     assert ends == ["2.65", "2.62", "2.60"]
     # "With --rollout-noise 1 the KL reaches about 4 nats per word, 8% of the weights exceed C,
     # and the uncorrected run ends at 2.49, the TIS run at 2.41"
     loud = _mismatch_runs(replace(cfg, rollout_noise=1.0))
     for log in loud.values():
-        assert 3.5 < _fifths(log["rollout_kl"])[1] < 4.5
-        assert 0.07 < _fifths(log["tis_truncated"])[1] < 0.09
-    assert f"{_fifths(loud['grpo_mismatch']['rm_score'])[1]:.2f}" == "2.49"
-    assert f"{_fifths(loud['grpo_tis']['rm_score'])[1]:.2f}" == "2.41"
+        assert 3.5 < fifths(log["rollout_kl"])[1] < 4.5
+        assert 0.07 < fifths(log["tis_truncated"])[1] < 0.09
+    assert f"{fifths(loud['grpo_mismatch']['rm_score'])[1]:.2f}" == "2.49"
+    assert f"{fifths(loud['grpo_tis']['rm_score'])[1]:.2f}" == "2.41"
 
 
 def test_dpo_widens_the_margin_and_lowers_the_loss(trained):
-    m_first, m_last = _fifths(trained["dpo"]["margin"])
-    l_first, l_last = _fifths(trained["dpo"]["loss"])
+    m_first, m_last = fifths(trained["dpo"]["margin"])
+    l_first, l_last = fifths(trained["dpo"]["loss"])
     assert m_last > m_first + 0.3
     assert l_last < l_first
     assert trained["dpo"]["loss"][0] < math.log(2)  # it starts at ln 2 (margin 0) and falls
@@ -710,6 +704,10 @@ def test_cli_json_has_the_documented_structure(tmp_path, capsys):
     # the file holds exactly what run() returns
     assert data == json.loads(json.dumps(run(TINY)))
     assert "GSPO: GRPO with the sequence ratio" in out and "(TIS)" in out
+    # where each run ends, as the demo page quotes it: the mean of the last fifth of its points
+    assert f"GSPO          rm_score {fifths(data['gspo']['rm_score'])[1]:.4f}  kl " in out
+    tis = data["grpo_tis"]["tis_truncated"]
+    assert f"tis_truncated {fifths(tis)[1]:.4f}" in out and fifths(tis) == (tis[0], tis[1])
 
 
 def test_cli_flags_choose_the_runs_beside_grpo_and_the_rollout_noise(tmp_path, capsys):

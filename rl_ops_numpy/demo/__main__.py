@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from typing import Any, TextIO
 from .plot import MatplotlibMissing, require_matplotlib, save_plot
 from .train import DemoConfig, run, with_steps
 
-__all__ = ["format_table", "main"]
+__all__ = ["fifths", "format_table", "main"]
 
 _COLUMNS = {
     "sft": ["loss"],
@@ -238,7 +239,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+# what the summary gives of each run's end, where the run logs it
+_ENDS = ["rm_score", "kl", "entropy", "length", "rollout_kl", "tis_truncated"]
+
+
+def fifths(values: Sequence[float]) -> tuple[float, float]:
+    """Means of the first and of the last fifth of a run's logged points (at least one each):
+    where a curve starts and where it ends, the numbers the demo page quotes."""
+    n = max(1, len(values) // 5)
+    return statistics.fmean(values[:n]), statistics.fmean(values[-n:])
+
+
 def _print_summary(result: dict[str, Any]) -> None:
+    print("\nWhere each run ends (the mean of the last fifth of its logged points):")
+    for phase, log in result.items():
+        if phase in _COLUMNS and "rm_score" in log:
+            ends = "  ".join(f"{k} {fifths(log[k])[1]:.4f}" for k in _ENDS if k in log)
+            print(f"  {phase.upper():<13} {ends}")
     print(
         "\nWhat each model writes (same prompts; mean RM score of "
         f"{result['config']['eval_words']} words, mean length):"

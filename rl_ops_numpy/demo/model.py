@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..logits import _logsumexp
+
 __all__ = [
     "BOS",
     "EOS",
@@ -128,9 +130,9 @@ class Batch:
 
 
 def _log_softmax(z: np.ndarray) -> np.ndarray:
-    r"""$\log\operatorname{softmax}(z) = z - \max z - \log\sum e^{z - \max z}$, last axis."""
-    z = z - z.max(axis=-1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    r"""$\log\operatorname{softmax}(z) = z - \log\sum e^{z}$, last axis, with the log-sum-exp of
+    :func:`rl_ops_numpy.token_logprobs` (so the model's log-probs are the reference's)."""
+    return z - _logsumexp(z)[..., None]
 
 
 def _scatter_rows(index: np.ndarray, grad: np.ndarray, n_rows: int) -> np.ndarray:
@@ -177,13 +179,16 @@ class TinyLM:
         other.params = {k: v.copy() for k, v in self.params.items()}
         return other
 
-    def log_probs(self, prev: np.ndarray, pos: np.ndarray, temperature: float = 1.0) -> np.ndarray:
-        r"""Next-token log-distributions ``[..., V]`` at each ``(prev, pos)``, both ``[...]``."""
+    def logits(self, prev: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        r"""Next-token logits ``[..., V]`` at each ``(prev, pos)``, both ``[...]``."""
         p = self.params
         # z_t = W[x_{t−1}] + P[t] + b + M[t]
-        z = p["W"][prev] + p["P"][pos] + p["b"] + self.structure[pos]
+        return p["W"][prev] + p["P"][pos] + p["b"] + self.structure[pos]
+
+    def log_probs(self, prev: np.ndarray, pos: np.ndarray, temperature: float = 1.0) -> np.ndarray:
+        r"""Next-token log-distributions ``[..., V]`` at each ``(prev, pos)``, both ``[...]``."""
         # log π = log softmax(z / τ)
-        return _log_softmax(z / temperature)
+        return _log_softmax(self.logits(prev, pos) / temperature)
 
     def token_logprobs(
         self, batch: Batch, temperature: float = 1.0
@@ -191,18 +196,14 @@ class TinyLM:
         r"""Log-probs of the batch's actions, ``[B, T]`` (0 on padding), and the full ``[B, T, V]``.
 
         $$\log\pi(a_t\mid x_{<t}) = \big[\log\operatorname{softmax}(z_t/\tau)\big]_{a_t}$$
+
+        The values of :func:`rl_ops_numpy.token_logprobs` on :meth:`logits` (a test checks it);
+        the full ``[B, T, V]`` is what :meth:`backward` needs, and the entropy
+        (:func:`rl_ops_numpy.token_entropy` of it).
         """
         logp = self.log_probs(batch.prev, batch.pos, temperature)  # [B, T, V]
         lp = np.take_along_axis(logp, batch.actions[..., None], axis=-1)[..., 0]  # [B, T]
         return lp * batch.mask, logp
-
-    @staticmethod
-    def entropy(logp: np.ndarray) -> np.ndarray:
-        r"""$H(\pi_t) = -\sum_v \pi_t(v)\log\pi_t(v)$ for each ``[..., V]`` distribution.
-
-        Blocked tokens have $\pi = 0$ exactly and a finite log-prob, so they add exactly 0.
-        """
-        return -(np.exp(logp) * logp).sum(axis=-1)
 
     def backward(
         self, batch: Batch, logp: np.ndarray, grad_lp: np.ndarray, temperature: float = 1.0

@@ -16,20 +16,20 @@ r"""The four phases of the toy RLHF run: SFT, PPO, DPO, GRPO, and :func:`run`, w
    epochs of minibatch updates as PPO on ``grpo_policy_loss`` (clipped surrogate + β·k3 to the
    reference, in the loss rather than the reward).
 5. **Beside GRPO** (``grpo_variants``), the same phase three more times, each from the SFT model
-   with GRPO's seed and one change: ``gspo``, GSPO's sequence-level ratio
-   (:func:`gspo_loss_and_grad`) in place of the per-token one; ``grpo_mismatch``, the words
-   sampled by a perturbed copy of the policy (``rollout_noise``, as a low-precision inference
-   engine would) and trained on as if the policy had written them; ``grpo_tis``, the same
-   rollouts with each token's loss weighted by the truncated importance weight
-   (:func:`tis_weights`).
+   with GRPO's seed and one change: ``gspo``, GSPO's sequence-level ratio (``gspo_loss``) in
+   place of the per-token one; ``grpo_mismatch``, the words sampled by a perturbed copy of the
+   policy (``rollout_noise``, as a low-precision inference engine would) and trained on as if
+   the policy had written them; ``grpo_tis``, the same rollouts with each token's loss weighted
+   by the truncated importance weight (``rollout_is_weights``).
 
-The operators of :mod:`rl_ops_numpy` give every reported loss, the token rewards, the advantages
-and the KL (the runs beside GRPO compute their losses by hand: :func:`tis_weights` and
-:func:`gspo_loss_and_grad` will be checked against the package's operators when it has them).
-The operators return values, not gradients, so the gradients are written by hand below
-(``*_grad``: the derivative of each loss w.r.t. the log-probs or values) and pushed through the
-model by :meth:`TinyLM.backward <.model.TinyLM.backward>`; the tests check each against finite
-differences of the operator's value.
+The operators of :mod:`rl_ops_numpy` compute every number the run reports and trains on: the
+log-probs and entropies (``token_logprobs``' log-sum-exp inside the model, ``token_entropy``),
+the token rewards, the advantages (``compute_gae``, ``masked_whiten``, ``group_advantages``),
+the KL, the TIS weights and every loss. They return values, not gradients, so each loss's
+gradient w.r.t. the log-probs or values is written by hand below (in ``*_loss_and_grads``: the
+backward part only, from the operator's inputs and output) and pushed through the model by
+:meth:`TinyLM.backward <.model.TinyLM.backward>`; the tests check each against finite differences
+of the operator's value.
 
 All randomness comes from ``numpy.random.default_rng``, one generator per phase spawned from the
 seed, so a seed gives bit-identical numbers and each phase's draws do not depend on the step
@@ -45,16 +45,23 @@ from typing import Any
 import numpy as np
 
 from .. import (
+    aggregate_loss,
     compute_gae,
     dpo_loss,
     group_advantages,
     grpo_policy_loss,
+    gspo_loss,
     importance_ratio,
     kl_estimators,
+    masked_whiten,
     policy_surrogate_loss,
+    rollout_is_weights,
     shape_token_rewards,
+    token_entropy,
     value_clipped_loss,
 )
+from ..policy_losses import GSPO_LOG_RATIO_CAP, _sequence_log_ratio
+from ..ppo import _clipped_values
 from .model import FIRST_LETTER, LETTERS, Adam, Batch, TinyLM, V, ValueHead
 from .reward import score_batch
 
@@ -63,22 +70,14 @@ __all__ = [
     "GRPO_VARIANTS",
     "DemoConfig",
     "Variant",
-    "dpo_grad",
+    "clipped_surrogate_grad",
     "dpo_loss_and_grads",
-    "grpo_grad",
     "grpo_loss_and_grads",
-    "gspo_loss_and_grad",
-    "k3_loss_and_grad",
     "make_corpus",
     "policy_loss_and_grads",
     "run",
     "sft_loss_and_grads",
-    "surrogate_grad",
-    "tis_grpo_loss_and_grad",
-    "tis_weights",
-    "value_grad",
     "value_loss_and_grads",
-    "variant_loss_and_grads",
 ]
 
 OnLog = Callable[[str, int, int, dict[str, float]], Any]
@@ -132,10 +131,10 @@ class DemoConfig:
     # Beside GRPO: GSPO, and GRPO on rollouts from a perturbed copy, without and with TIS
     # (GRPO_VARIANTS; each from the SFT model, with GRPO's seed and settings but for its change)
     grpo_variants: bool = True
-    # GSPO: ε_low, ε_high of the sequence ratio (verl's GSPO recipe); loss aggregated as in verl
+    # GSPO: ε_low, ε_high of the sequence ratio (verl's GSPO recipe); its loss, and β·k3, are
+    # aggregated "seq-mean-token-mean", as gspo_loss and verl's compute_policy_loss_gspo do
     gspo_clip_low: float = 3e-4
     gspo_clip_high: float = 4e-4
-    gspo_loss_agg_mode: str = "seq-mean-token-mean"
     # σ of the N(0, σ²) added to each logit the perturbed copy samples from (0: no mismatch).
     # 0.3 is the spread of fp8 (e4m3) rounding of logits between 8 and 16, where fp8's grid
     # spacing is 1 (uniform error, σ = 1/√12 ≈ 0.29); bf16's spacing there is 1/16 (σ ≈ 0.018).
@@ -246,7 +245,7 @@ def _masked_mean(x: np.ndarray, mask: np.ndarray) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
-# Losses and their hand-written gradients
+# Losses: each value by the package's operator, its gradient by hand
 # ---------------------------------------------------------------------------------------------
 
 
@@ -266,66 +265,9 @@ def sft_loss_and_grads(
     return loss, model.backward(batch, logp, -batch.mask / n, temperature)
 
 
-def surrogate_grad(new_lp, old_lp, adv, mask, clip_range: float = 0.2) -> np.ndarray:
-    r"""$\partial L^{\text{CLIP}} / \partial \log\pi_\theta(a_t)$ for :func:`policy_surrogate_loss`.
-
-    Per token the loss is $\max(-\hat A\rho, -\hat A\operatorname{clip}(\rho, 1\pm\epsilon))/N$.
-    The clipped branch wins, and is flat in θ, exactly where the update has gone far enough:
-    $\hat A > 0,\ \rho > 1+\epsilon$ or $\hat A < 0,\ \rho < 1-\epsilon$. Elsewhere the
-    unclipped branch wins, and $\partial(-\hat A\rho)/\partial\log\pi_\theta = -\hat A\rho$:
-
-    $$\frac{\partial L}{\partial\log\pi_\theta(a_t)} = -\frac{m_t}{N}\,\hat A_t\,\rho_t\,
-      \big[\text{not clipped}\big]$$
-    """
-    # ρ = exp(log π_θ − log π_old)
-    ratio = np.exp(new_lp - old_lp)
-    clipped = ((adv > 0) & (ratio > 1 + clip_range)) | ((adv < 0) & (ratio < 1 - clip_range))
-    n = max(1.0, float(mask.sum()))
-    # ∂/∂log π_θ = −Â ρ / N where not clipped
-    return np.where(clipped, 0.0, -adv * ratio) * mask / n
-
-
-def value_grad(new_v, old_v, returns, mask, clip_range_value: float = 0.2) -> np.ndarray:
-    r"""$\partial L^V / \partial V_\theta$ for :func:`value_clipped_loss`.
-
-    Per token the loss is $\tfrac12\max((V - R)^2, (V^{\text{clip}} - R)^2)/N$. Inside the clip
-    range $V^{\text{clip}} = V$ and both terms agree; outside it $V^{\text{clip}}$ is a constant.
-    So the gradient is that of the unclipped term where it is the larger one, else 0:
-
-    $$\frac{\partial L^V}{\partial V_t} = \frac{m_t}{N}\,(V_t - R_t)\,
-      \big[(V_t - R_t)^2 \ge (V^{\text{clip}}_t - R_t)^2\big]$$
-    """
-    # V_clip = V_old + clip(V − V_old, −ε_v, ε_v)
-    v_clip = old_v + np.clip(new_v - old_v, -clip_range_value, clip_range_value)
-    unclipped_wins = (new_v - returns) ** 2 >= (v_clip - returns) ** 2
-    n = max(1.0, float(mask.sum()))
-    # ∂(½(V − R)²)/∂V = V − R
-    return np.where(unclipped_wins, new_v - returns, 0.0) * mask / n
-
-
-def dpo_grad(log_p_w, log_p_l, ref_log_p_w, ref_log_p_l, beta: float = 0.1):
-    r"""Gradients of the pair-mean of :func:`dpo_loss` w.r.t. the sequence log-probs.
-
-    With $z = \beta[(\log\pi(y_w) - \log\pi_{\text{ref}}(y_w)) - (\log\pi(y_l) -
-    \log\pi_{\text{ref}}(y_l))]$ and $\mathcal{L} = \frac1P\sum \log(1 + e^{-z})$:
-
-    $$\frac{\partial\mathcal{L}}{\partial\log\pi(y_w)} = -\frac{\beta}{P}\sigma(-z),\qquad
-      \frac{\partial\mathcal{L}}{\partial\log\pi(y_l)} = +\frac{\beta}{P}\sigma(-z)$$
-
-    Returns:
-        ``(grad_w, grad_l)``, each shaped like the inputs ``[P]``.
-    """
-    # z = β[(log π(y_w) − log π_ref(y_w)) − (log π(y_l) − log π_ref(y_l))]
-    z = beta * ((log_p_w - ref_log_p_w) - (log_p_l - ref_log_p_l))
-    # σ(−z) = exp(−log(1 + e^{z})), stable for any z
-    s = np.exp(-np.logaddexp(0.0, z))
-    P = z.size  # pairs
-    return -beta * s / P, beta * s / P
-
-
 def _aggregation_weights(mask: np.ndarray, mode: str) -> np.ndarray:
     r"""``[B, T]``: $w_{bt} = \partial\,\text{aggregate\_loss}(\ell, m, \text{mode}) /
-    \partial \ell_{bt}$.
+    \partial \ell_{bt}$, the backward of :func:`aggregate_loss`.
 
     Every mode is linear in $\ell$: token-mean weighs each token $1/\sum m$, token-sum 1; the
     sequence means weigh row $b$'s tokens $1/(|\mathcal B|\,n_b)$, $1/|\mathcal B|$ or
@@ -346,211 +288,31 @@ def _aggregation_weights(mask: np.ndarray, mode: str) -> np.ndarray:
     raise ValueError(f"unknown loss_agg_mode {mode!r}")
 
 
-def grpo_grad(
-    new_lp, old_lp, adv, mask, ref_lp, clip_range: float = 0.2, beta: float = 0.0,
-    mode: str = "token-mean",
+def clipped_surrogate_grad(
+    ratio: np.ndarray, adv: np.ndarray, clip_low: float = 0.2, clip_high: float = 0.2
 ) -> np.ndarray:
-    r"""$\partial L / \partial \log\pi_\theta(a_t)$ for :func:`grpo_policy_loss` (``adv`` ``[B]``).
+    r"""$\partial\ell/\partial\log r$ of PPO's clipped term, token by token (``ratio`` and ``adv``
+    broadcast together).
 
-    Per token $\ell = \max(-\hat A\rho, -\hat A\operatorname{clip}(\rho, 1\pm\epsilon)) +
-    \beta k_3$ with $k_3 = e^d - d - 1$, $d = \log\pi_{\text{ref}} - \log\pi_\theta$, so
-    $\partial k_3/\partial\log\pi_\theta = 1 - e^d$; the surrogate's part is
-    :func:`surrogate_grad`'s; $w$ the weight of each token in the aggregation:
+    With $\ell = \max(-\hat A r,\ -\hat A\operatorname{clip}(r, 1-\epsilon_l, 1+\epsilon_h))$,
+    the clipped branch is the max, and flat in θ, exactly where the update has gone far enough:
+    $\hat A > 0,\ r > 1+\epsilon_h$ or $\hat A < 0,\ r < 1-\epsilon_l$. Elsewhere the unclipped
+    branch is, and $\partial(-\hat A r)/\partial\log r = -\hat A r$:
 
-    $$\frac{\partial L}{\partial\log\pi_\theta(a_t)} = w_t\big(-\hat A\rho_t\,
-      [\text{not clipped}] + \beta\,(1 - e^{d_t})\big)$$
+    $$\frac{\partial\ell}{\partial\log r} = -\hat A\,r\,\big[\text{not clipped}\big]$$
+
+    ``r`` is each token's $\rho_t$ (:func:`importance_ratio`) in PPO and GRPO, and its word's
+    $s_b$ in GSPO, whose stop-gradient form makes $\partial\log r_{bt}/\partial\log\pi_\theta(a_t)
+    = 1$ there too.
     """
-    a = adv[:, None]  # [B, 1]: the word's advantage on each of its tokens
-    # ρ = exp(log π_θ − log π_old)
-    ratio = np.exp(new_lp - old_lp)
-    clipped = ((a > 0) & (ratio > 1 + clip_range)) | ((a < 0) & (ratio < 1 - clip_range))
-    g = np.where(clipped, 0.0, -a * ratio)
-    if beta > 0:
-        # ∂k3/∂log π_θ = 1 − e^d,  d = log π_ref − log π_θ
-        g = g - beta * np.expm1(ref_lp - new_lp)
-    return g * _aggregation_weights(mask, mode)
+    clipped = ((adv > 0) & (ratio > 1 + clip_high)) | ((adv < 0) & (ratio < 1 - clip_low))
+    # ∂ℓ/∂log r = −Â r where not clipped
+    return np.where(clipped, 0.0, -adv * ratio)
 
 
-def grpo_loss_and_grads(
-    model: TinyLM,
-    batch: Batch,
-    old_lp: np.ndarray,
-    adv: np.ndarray,
-    ref_lp: np.ndarray,
-    cfg: DemoConfig,
-) -> tuple[float, dict[str, np.ndarray], float]:
-    """:func:`grpo_policy_loss` (by the operator), its parameter gradients, the clip fraction."""
-    new_lp, logp = model.token_logprobs(batch, cfg.temperature)  # [B, T], [B, T, V]
-    args = (new_lp, old_lp, adv, batch.mask, ref_lp)
-    loss = grpo_policy_loss(
-        *args, clip_low=cfg.clip_range, clip_high=cfg.clip_range, beta=cfg.grpo_beta,
-        loss_agg_mode=cfg.grpo_loss_agg_mode,
-    )
-    g = grpo_grad(*args, cfg.clip_range, cfg.grpo_beta, cfg.grpo_loss_agg_mode)
-    # clip fraction: share of tokens with |ρ − 1| > ε
-    ratio = importance_ratio(new_lp, old_lp, batch.mask)
-    clipfrac = _masked_mean(np.abs(ratio - 1) > cfg.clip_range, batch.mask)
-    return loss, model.backward(batch, logp, g, cfg.temperature), clipfrac
-
-
-# --- beside GRPO: TIS weights, GRPO weighted by them, GSPO; each the value and ∂/∂log π_θ ---
-
-
-def tis_weights(
-    train_lp: np.ndarray, rollout_lp: np.ndarray, mask: np.ndarray, threshold: float = 2.0
-) -> np.ndarray:
-    r"""``[B, T]`` token-level truncated importance weights (TIS), 0 on padding; a constant.
-
-    $$w_t = \min\Big(\frac{\pi_{\text{train}}(a_t)}{\pi_{\text{rollout}}(a_t)},\ C\Big)
-      = \min\big(e^{\,\operatorname{clip}(\log\pi_{\text{train}} - \log\pi_{\text{rollout}},
-      \pm 20)},\ C\big)\,m_t$$
-
-    ``train_lp`` is $\log\pi_{\text{old}}$ as the trainer computes it, ``rollout_lp`` the log-prob
-    the sampler drew each token with; the ±20 bound on the log-ratio is verl 0.9.1's
-    ``SAFETY_BOUND``. It should equal ``rl_ops_numpy.rollout_is_weights(train_lp, rollout_lp,
-    mask, level="token", threshold=C)``. The weight is a number, not a function of θ: the loss
-    multiplies it in, and no gradient flows through it.
-    """
-    # w = min(exp(clip(log π_train − log π_rollout, −20, 20)), C), 0 on padding
-    log_ratio = np.clip(train_lp - rollout_lp, -20.0, 20.0)  # [B, T]
-    return np.minimum(np.exp(log_ratio) * mask, threshold)
-
-
-def _clipped_surrogate(ratio: np.ndarray, a: np.ndarray, clip_low: float, clip_high: float):
-    r"""Per token $\max(-\hat A r, -\hat A\operatorname{clip}(r, 1-\epsilon_l, 1+\epsilon_h))$ and
-    its derivative w.r.t. $\log r$: $-\hat A r$ where the unclipped branch is the max, else 0."""
-    loss = np.maximum(-a * ratio, -a * np.clip(ratio, 1 - clip_low, 1 + clip_high))
-    clipped = ((a > 0) & (ratio > 1 + clip_high)) | ((a < 0) & (ratio < 1 - clip_low))
-    return loss, np.where(clipped, 0.0, -a * ratio)
-
-
-def k3_loss_and_grad(
-    new_lp: np.ndarray, ref_lp: np.ndarray, mask: np.ndarray, mode: str = "token-mean"
-) -> tuple[float, np.ndarray]:
-    r"""The k3 estimate of KL(π_θ ‖ π_ref), aggregated per ``mode``, and its gradient.
-
-    $$k_3 = e^{d} - d - 1,\quad d = \log\pi_{\text{ref}} - \log\pi_\theta,\qquad
-      \frac{\partial k_3}{\partial\log\pi_\theta} = 1 - e^{d}$$
-    """
-    d = (ref_lp - new_lp) * mask  # [B, T]
-    w = _aggregation_weights(mask, mode)  # [B, T]
-    # k3 = e^d − d − 1, ∂k3/∂log π_θ = −(e^d − 1)
-    return float((w * (np.expm1(d) - d)).sum()), -w * np.expm1(d)
-
-
-def tis_grpo_loss_and_grad(
-    new_lp: np.ndarray,
-    old_lp: np.ndarray,
-    adv: np.ndarray,
-    mask: np.ndarray,
-    weights: np.ndarray,
-    clip_range: float = 0.2,
-    mode: str = "token-mean",
-) -> tuple[float, np.ndarray]:
-    r"""GRPO's clipped surrogate with each token's loss times its TIS weight, and the gradient.
-
-    $$L = \sum_{b,t} \omega_{bt}\, w_{bt}\,\max\big(-\hat A_b\rho_{bt},\ -\hat A_b
-      \operatorname{clip}(\rho_{bt}, 1\pm\epsilon)\big),\qquad
-      \frac{\partial L}{\partial\log\pi_\theta(a_t)} = \omega_t\,w_t\,(-\hat A\rho_t)\,
-      [\text{not clipped}]$$
-
-    ``adv`` ``[B]``, ``weights`` ``[B, T]`` (:func:`tis_weights`, constants), $\omega$ the
-    aggregation weights of ``mode``. This is how verl 0.9.1 applies ``rollout_is_weights``
-    (``pg_losses * rollout_is_weights`` before aggregating) in its policy losses; the KL term is
-    added apart, unweighted (:func:`k3_loss_and_grad`). With ``weights = mask`` it is the
-    surrogate part of ``grpo_policy_loss``.
-    """
-    a = adv[:, None]  # [B, 1]: the word's advantage on each of its tokens
-    # ρ = exp(log π_θ − log π_old)
-    ratio = np.exp((new_lp - old_lp) * mask)
-    loss, g = _clipped_surrogate(ratio, a, clip_range, clip_range)
-    omega = _aggregation_weights(mask, mode) * weights  # [B, T]
-    return float((omega * loss).sum()), omega * g
-
-
-def gspo_loss_and_grad(
-    new_lp: np.ndarray,
-    old_lp: np.ndarray,
-    adv: np.ndarray,
-    mask: np.ndarray,
-    clip_low: float = 3e-4,
-    clip_high: float = 4e-4,
-    weights: np.ndarray | None = None,
-    mode: str = "seq-mean-token-mean",
-) -> tuple[float, np.ndarray]:
-    r"""GSPO's loss (verl 0.9.1 ``compute_policy_loss_gspo``) and its gradient w.r.t. log π_θ.
-
-    The ratio is the sequence's, the geometric mean of its tokens' ratios, put on every token
-    with the stop-gradient trick, so that its value is $s_b$ and its gradient that of
-    $\log\pi_\theta(a_t)$:
-
-    $$s_b = \exp\Big(\frac{1}{|y_b|}\sum_t m_{bt}(\log\pi_\theta - \log\pi_{\text{old}})\Big),
-      \qquad r_{bt} = \operatorname{sg}[s_b]\,\frac{\pi_\theta(a_t)}{\operatorname{sg}[\pi_\theta
-      (a_t)]},\quad \log r_{bt} \le 10$$
-
-    $$L = \sum_{b,t}\omega_{bt}\max\big(-\hat A_b r_{bt},\ -\hat A_b\operatorname{clip}(r_{bt},
-      1-\epsilon_l, 1+\epsilon_h)\big),\qquad \frac{\partial L}{\partial\log\pi_\theta(a_t)} =
-      \omega_t\,(-\hat A_b s_b)\,[\text{not clipped}]\,[\log s_b < 10]$$
-
-    ``adv`` ``[B]``, ``mask`` ``[B, T]``; $\omega$ the aggregation weights of ``mode`` (verl's
-    GSPO default, ``seq-mean-token-mean``), times ``weights`` (TIS) if given. With the defaults
-    its value should equal ``rl_ops_numpy.gspo_loss(new_lp, old_lp, adv, mask)``. Each token of
-    a word gets the same factor $s_b$, where GRPO gives each its own $\rho_t$; and one token
-    far off moves $s_b$ by only $1/|y_b|$ of its log-ratio.
-    """
-    a = adv[:, None]  # [B, 1]
-    n = np.maximum(mask.sum(axis=1, keepdims=True), 1.0)  # [B, 1] |y_b|
-    # log s_b = (1/|y_b|) Σ_t m (log π_θ − log π_old)
-    log_s = ((new_lp - old_lp) * mask).sum(axis=1, keepdims=True) / n  # [B, 1]
-    # log r = sg[log s] + log π_θ − sg[log π_θ], clamped at 10: its value is min(log s, 10)
-    log_r = np.broadcast_to(np.minimum(log_s, 10.0), mask.shape)  # [B, T]
-    loss, g = _clipped_surrogate(np.exp(log_r), a, clip_low, clip_high)
-    g = np.where(log_s <= 10.0, g, 0.0)  # the clamp passes no gradient above 10
-    omega = _aggregation_weights(mask, mode)
-    if weights is not None:
-        omega = omega * weights
-    return float((omega * loss).sum()), omega * g
-
-
-def variant_loss_and_grads(
-    model: TinyLM,
-    batch: Batch,
-    old_lp: np.ndarray,
-    adv: np.ndarray,
-    ref_lp: np.ndarray,
-    cfg: DemoConfig,
-    loss: str = "gspo",
-    weights: np.ndarray | None = None,
-) -> tuple[float, dict[str, np.ndarray], float]:
-    r"""The loss of a run beside GRPO, plus $\beta k_3$, its parameter gradients, the clip fraction.
-
-    ``loss="gspo"``: :func:`gspo_loss_and_grad`, aggregated per ``cfg.gspo_loss_agg_mode``;
-    ``loss="grpo"``: :func:`tis_grpo_loss_and_grad` with ``weights`` (``None``: all 1, GRPO's own
-    loss), per ``cfg.grpo_loss_agg_mode``. The k3 term to the reference (:func:`k3_loss_and_grad`,
-    β = ``cfg.grpo_beta``) is aggregated the same way and not weighted, as in verl 0.9.1. The clip
-    fraction is the share of tokens whose ratio ($\rho_t$, or GSPO's $s_b$ on each of its
-    tokens) lies outside the clip range.
-    """
-    new_lp, logp = model.token_logprobs(batch, cfg.temperature)  # [B, T], [B, T, V]
-    m = batch.mask
-    if loss == "gspo":
-        mode, low, high = cfg.gspo_loss_agg_mode, cfg.gspo_clip_low, cfg.gspo_clip_high
-        pg, g = gspo_loss_and_grad(new_lp, old_lp, adv, m, low, high, weights, mode)
-        # s_b = exp(mean_t log ρ_t), on each of the word's tokens
-        n = np.maximum(m.sum(axis=1, keepdims=True), 1.0)  # [B, 1]
-        ratio = np.exp(((new_lp - old_lp) * m).sum(axis=1, keepdims=True) / n) * m  # [B, T]
-    elif loss == "grpo":
-        mode, low, high = cfg.grpo_loss_agg_mode, cfg.clip_range, cfg.clip_range
-        w = m if weights is None else weights
-        pg, g = tis_grpo_loss_and_grad(new_lp, old_lp, adv, m, w, cfg.clip_range, mode)
-        ratio = importance_ratio(new_lp, old_lp, m)  # [B, T] ρ
-    else:
-        raise ValueError(f"unknown loss {loss!r}: 'grpo' or 'gspo'")
-    kl, g_kl = k3_loss_and_grad(new_lp, ref_lp, m, mode)
-    beta = cfg.grpo_beta
-    clipfrac = _masked_mean((ratio < 1 - low) | (ratio > 1 + high), m)
-    grads = model.backward(batch, logp, g + beta * g_kl, cfg.temperature)
-    return pg + beta * kl, grads, clipfrac
+def _clipfrac(ratio: np.ndarray, mask: np.ndarray, clip_low: float, clip_high: float) -> float:
+    """The share of response tokens whose ratio lies outside ``[1 − clip_low, 1 + clip_high]``."""
+    return _masked_mean((ratio < 1 - clip_low) | (ratio > 1 + clip_high), mask)
 
 
 def policy_loss_and_grads(
@@ -561,13 +323,21 @@ def policy_loss_and_grads(
     clip_range: float = 0.2,
     temperature: float = 1.0,
 ) -> tuple[float, dict[str, np.ndarray], float]:
-    """The clipped surrogate (by the operator), its parameter gradients, and the clip fraction."""
+    r""":func:`policy_surrogate_loss` (a token-mean), its parameter gradients, the clip fraction.
+
+    $$\frac{\partial L^{\text{CLIP}}}{\partial\log\pi_\theta(a_t)} = \frac{m_t}{N}\,
+      \frac{\partial\ell_t}{\partial\log\rho_t},\qquad N = \max\big(1, \textstyle\sum m\big)$$
+
+    with $\partial\ell_t/\partial\log\rho_t$ from :func:`clipped_surrogate_grad`.
+    """
     new_lp, logp = model.token_logprobs(batch, temperature)  # [B, T], [B, T, V]
-    loss = policy_surrogate_loss(new_lp, old_lp, adv, batch.mask, clip_range)
-    g = surrogate_grad(new_lp, old_lp, adv, batch.mask, clip_range)
-    # clip fraction: share of tokens with |ρ − 1| > ε
-    ratio = importance_ratio(new_lp, old_lp, batch.mask)
-    clipfrac = _masked_mean(np.abs(ratio - 1) > clip_range, batch.mask)
+    m = batch.mask
+    loss = policy_surrogate_loss(new_lp, old_lp, adv, m, clip_range)
+    ratio = importance_ratio(new_lp, old_lp, m)  # [B, T] ρ
+    # ∂L/∂log π_θ = (m/N) ∂ℓ/∂log ρ
+    g = clipped_surrogate_grad(ratio, adv, clip_range, clip_range)
+    g = g * _aggregation_weights(m, "token-mean")
+    clipfrac = _clipfrac(ratio, m, clip_range, clip_range)
     return loss, model.backward(batch, logp, g, temperature), clipfrac
 
 
@@ -578,10 +348,23 @@ def value_loss_and_grads(
     returns: np.ndarray,
     clip_range_value: float = 0.2,
 ) -> tuple[float, dict[str, np.ndarray]]:
-    """The clipped value loss (by the operator) and its parameter gradients."""
+    r""":func:`value_clipped_loss` (a token-mean) and its parameter gradients.
+
+    Per token the loss is $\tfrac12\max((V - R)^2, (V^{\text{clip}} - R)^2)$. Inside the clip
+    range $V^{\text{clip}} = V$ and both terms agree; outside it $V^{\text{clip}}$ is a constant.
+    So the gradient is that of the unclipped term where it is the larger one, else 0:
+
+    $$\frac{\partial L^V}{\partial V_t} = \frac{m_t}{N}\,(V_t - R_t)\,
+      \big[(V_t - R_t)^2 \ge (V^{\text{clip}}_t - R_t)^2\big]$$
+    """
     new_v = critic.values(batch)  # [B, T]
-    loss = value_clipped_loss(new_v, old_v, returns, batch.mask, clip_range_value)
-    g = value_grad(new_v, old_v, returns, batch.mask, clip_range_value)
+    m = batch.mask
+    loss = value_clipped_loss(new_v, old_v, returns, m, clip_range_value)
+    # the loss's V_clip, which it does not return
+    v_clip = _clipped_values(new_v, old_v, clip_range_value)
+    unclipped_wins = (new_v - returns) ** 2 >= (v_clip - returns) ** 2
+    # ∂(½(V − R)²)/∂V = V − R where that term is the max
+    g = np.where(unclipped_wins, new_v - returns, 0.0) * _aggregation_weights(m, "token-mean")
     return loss, critic.backward(batch, g)
 
 
@@ -594,26 +377,97 @@ def dpo_loss_and_grads(
     beta: float = 0.1,
     temperature: float = 1.0,
 ) -> tuple[float, dict[str, np.ndarray], np.ndarray]:
-    r"""Pair-mean DPO loss (by the operator), its parameter gradients, and each pair's margin.
+    r"""Pair-mean :func:`dpo_loss`, its parameter gradients, and each pair's margin.
 
-    The margin is the implicit reward gap $\beta[(\log\pi(y_w) - \log\pi_{\text{ref}}(y_w)) -
-    (\log\pi(y_l) - \log\pi_{\text{ref}}(y_l))]$; the loss is $-\log\sigma(\text{margin})$.
-    Sequence log-probs are sums over tokens, so each token's log-prob receives its sequence's
-    gradient.
+    With $z = \beta[(\log\pi(y_w) - \log\pi_{\text{ref}}(y_w)) - (\log\pi(y_l) -
+    \log\pi_{\text{ref}}(y_l))]$, each pair's loss is $\ell = -\log\sigma(z)$, so
+    $\sigma(z) = e^{-\ell}$ and the gradient follows from the operator's output alone:
+
+    $$\frac{\partial\ell}{\partial\log\pi(y_w)} = -\beta\,\sigma(-z) = \beta\,(e^{-\ell} - 1)
+      = -\frac{\partial\ell}{\partial\log\pi(y_l)}$$
+
+    The loss is the mean over the $P$ pairs. Sequence log-probs are sums over tokens, so each
+    token's log-prob receives its sequence's gradient. The margin is $z$, the implicit reward
+    gap (TRL's ``rewards/margins``).
     """
     lp_w, logp_w = model.token_logprobs(chosen, temperature)  # [P, T], [P, T, V]
     lp_l, logp_l = model.token_logprobs(rejected, temperature)
     # log π(y) = Σ_t log π(a_t)
     seq_w, seq_l = lp_w.sum(axis=1), lp_l.sum(axis=1)  # [P]
-    loss = float(np.mean(dpo_loss(seq_w, seq_l, ref_chosen, ref_rejected, beta)))
-    g_w, g_l = dpo_grad(seq_w, seq_l, ref_chosen, ref_rejected, beta)  # [P]
-    grads_w = model.backward(chosen, logp_w, np.broadcast_to(g_w[:, None], lp_w.shape), temperature)
+    per_pair = dpo_loss(seq_w, seq_l, ref_chosen, ref_rejected, beta)  # [P] ℓ = −log σ(z)
+    # ∂(mean ℓ)/∂log π(y_w) = β(e^{−ℓ} − 1)/P, the opposite for y_l
+    g = beta * np.expm1(-per_pair) / len(per_pair)  # [P]
+    grads_w = model.backward(chosen, logp_w, np.broadcast_to(g[:, None], lp_w.shape), temperature)
     grads_l = model.backward(
-        rejected, logp_l, np.broadcast_to(g_l[:, None], lp_l.shape), temperature
+        rejected, logp_l, np.broadcast_to(-g[:, None], lp_l.shape), temperature
     )
     grads = {k: grads_w[k] + grads_l[k] for k in grads_w}
     margin = beta * ((seq_w - ref_chosen) - (seq_l - ref_rejected))
-    return loss, grads, margin
+    return float(per_pair.mean()), grads, margin
+
+
+def grpo_loss_and_grads(
+    model: TinyLM,
+    batch: Batch,
+    old_lp: np.ndarray,
+    adv: np.ndarray,
+    ref_lp: np.ndarray,
+    cfg: DemoConfig,
+    loss: str = "grpo",
+    weights: np.ndarray | None = None,
+) -> tuple[float, dict[str, np.ndarray], float]:
+    r"""GRPO's loss or GSPO's, each with $\beta k_3$ to the reference; its parameter gradients;
+    the clip fraction.
+
+    ``loss="grpo"``: :func:`grpo_policy_loss` (``cfg.clip_range`` on each token's $\rho_t$,
+    aggregated per ``cfg.grpo_loss_agg_mode``). ``loss="gspo"``: :func:`gspo_loss`
+    (``cfg.gspo_clip_low``, ``cfg.gspo_clip_high`` on each word's $s_b$) plus $\beta k_3$
+    (:func:`kl_estimators`) aggregated as it is, ``seq-mean-token-mean``. ``adv`` is ``[B]``,
+    β is ``cfg.grpo_beta``, and with $\omega$ the aggregation weights and $d = \log\pi_{\text{ref}}
+    - \log\pi_\theta$ ($\partial k_3/\partial\log\pi_\theta = 1 - e^d$):
+
+    $$\frac{\partial L}{\partial\log\pi_\theta(a_t)} = \omega_t\Big(
+      \frac{\partial\ell_t}{\partial\log r_t} + \beta\,(1 - e^{d_t})\Big)$$
+
+    with :func:`clipped_surrogate_grad` at $r_t = \rho_t$, or at $r_t = s_b$ (none where
+    $\log s_b$ reaches GSPO's cap of 10, which passes no gradient).
+
+    ``weights`` ``[B, T]``, TIS weights $w \ge 0$ (constants), multiply each token's clipped
+    term, as verl 0.9.1 multiplies ``pg_losses`` by ``rollout_is_weights``; the $k_3$ term is
+    not weighted. For $w \ge 0$, $w\max(-\hat A r, -\hat A\operatorname{clip}(r)) =
+    \max(-w\hat A r, -w\hat A\operatorname{clip}(r))$: the weighted loss is the operator's with
+    the per-token advantages $w_t\hat A$, and so is its gradient.
+    """
+    new_lp, logp = model.token_logprobs(batch, cfg.temperature)  # [B, T], [B, T, V]
+    m = batch.mask
+    # [B, T] each token's advantage, its word's Â, times its TIS weight (if any)
+    a = adv[:, None] * (m if weights is None else weights)
+    beta = cfg.grpo_beta
+    if loss == "grpo":
+        mode, low, high = cfg.grpo_loss_agg_mode, cfg.clip_range, cfg.clip_range
+        value = grpo_policy_loss(
+            new_lp, old_lp, a, m, ref_lp, clip_low=low, clip_high=high, beta=beta,
+            loss_agg_mode=mode,
+        )
+        ratio = importance_ratio(new_lp, old_lp, m)  # [B, T] ρ
+        g = clipped_surrogate_grad(ratio, a, low, high)
+    elif loss == "gspo":
+        mode, low, high = "seq-mean-token-mean", cfg.gspo_clip_low, cfg.gspo_clip_high
+        _, _, k3 = kl_estimators(ref_lp, new_lp)  # [B, T]
+        value = gspo_loss(new_lp, old_lp, a, m, clip_low=low, clip_high=high) + beta * (
+            aggregate_loss(k3, m, mode)
+        )
+        real = m != 0
+        # log s_b, the loss's: the mean of the word's log ρ, capped at 10
+        log_s = _sequence_log_ratio(np.where(real, new_lp - old_lp, 0.0), real)  # [B, 1]
+        ratio = np.exp(log_s) * m  # [B, T] s_b on each of its word's tokens
+        g = np.where(log_s < GSPO_LOG_RATIO_CAP, clipped_surrogate_grad(ratio, a, low, high), 0.0)
+    else:
+        raise ValueError(f"unknown loss {loss!r}: 'grpo' or 'gspo'")
+    # + β ∂k3/∂log π_θ = β(1 − e^d),  d = log π_ref − log π_θ
+    g = (g - beta * np.expm1(ref_lp - new_lp)) * _aggregation_weights(m, mode)
+    grads = model.backward(batch, logp, g, cfg.temperature)
+    return value, grads, _clipfrac(ratio, m, low, high)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -662,13 +516,6 @@ def train_sft(cfg: DemoConfig, rng: np.random.Generator, log: _Logger) -> TinyLM
     return model
 
 
-def _whiten(adv: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    r"""$(\hat A - \mu)/(\sigma + 10^{-8})$ over response tokens (biased σ), 0 on padding."""
-    mu = _masked_mean(adv, mask)
-    sigma = np.sqrt(_masked_mean((adv - mu) ** 2, mask))
-    return (adv - mu) / (sigma + 1e-8) * mask
-
-
 def _rollout_metrics(rm_score, k1, k3, mask, entropy: float) -> dict[str, float]:
     """What PPO and GRPO both log of a rollout: the mean RM score, the KL per word (k1 and k3
     summed over the response, averaged over words), the entropy, the length in tokens."""
@@ -713,12 +560,12 @@ def ppo_step(
     rewards = shape_token_rewards(rm_score, old_lp, ref_lp, m, cfg.kl_coef)
     # Â_t = δ_t + γλ Â_{t+1},  R_t = Â_t + V_t
     adv, returns = compute_gae(rewards, old_v, m, cfg.gamma, cfg.lam)
-    # Â ← (Â − mean Â) / std Â over the batch's response tokens
-    adv = _whiten(adv, m)
+    # Â ← (Â − mean Â) / √(var Â + 1e-8) over the batch's response tokens (unbiased variance)
+    adv = masked_whiten(adv, m)
     # KL(π ‖ π_ref) per token: tokens come from π, so p = π_ref, q = π; k1 = log π − log π_ref
     k1, _, k3 = kl_estimators(ref_lp, old_lp)
-    # H(π_t) = −Σ_v π_t(v) log π_t(v), averaged over response tokens
-    entropy = _masked_mean(TinyLM.entropy(logp), m)
+    # H(π_t) = −Σ_v π_t(v) log π_t(v), averaged over response tokens (log π: logits of π itself)
+    entropy = float(token_entropy(logp[m != 0]).mean())
     # --- learning: several epochs of minibatch updates on the same rollout ---
     pl, vl, cf = [], [], []
     for idx in _minibatches(cfg, cfg.ppo_batch, rng):
@@ -837,18 +684,19 @@ def grpo_step(
     old_lp, logp = actor.token_logprobs(batch, tau)  # [N, T], [N, T, V]
     ref_lp, _ = ref.token_logprobs(batch, tau)  # [N, T]
     k1, _, k3 = kl_estimators(ref_lp, old_lp)
-    entropy = _masked_mean(TinyLM.entropy(logp), m)
+    # H(π_t) = −Σ_v π_t(v) log π_t(v), averaged over response tokens (log π: logits of π itself)
+    entropy = float(token_entropy(logp[m != 0]).mean())
     # TIS: w = min(π_old / π_rollout, C) per token, a constant in the loss
-    w = tis_weights(old_lp, batch.logprobs, m, cfg.tis_threshold) if variant.tis else None
+    w = None
+    if variant.tis:
+        w = rollout_is_weights(old_lp, batch.logprobs, m, threshold=cfg.tis_threshold)
     # --- learning: the clipped surrogate with β·k3 in the loss, in PPO's minibatches ---
     losses, clipfracs = [], []
     for idx in _minibatches(cfg, len(prompts), rng):
-        mb = (actor, batch.take(idx), old_lp[idx], adv[idx], ref_lp[idx], cfg)
-        if variant.loss == "grpo" and w is None:
-            loss, grads, clipfrac = grpo_loss_and_grads(*mb)
-        else:
-            weights = None if w is None else w[idx]
-            loss, grads, clipfrac = variant_loss_and_grads(*mb, variant.loss, weights)
+        loss, grads, clipfrac = grpo_loss_and_grads(
+            actor, batch.take(idx), old_lp[idx], adv[idx], ref_lp[idx], cfg, variant.loss,
+            None if w is None else w[idx],
+        )
         opt.step(grads)
         losses.append(loss)
         clipfracs.append(clipfrac)
@@ -872,13 +720,14 @@ def _mismatch_metrics(train_lp, rollout_lp, mask, threshold: float) -> dict[str,
     ``rollout_kl``: KL(π_rollout ‖ π_train) per word, $\sum_t(\log\pi_{\text{rollout}} -
     \log\pi_{\text{train}})$ (k1; the tokens come from π_rollout) averaged over words;
     ``tis_truncated``: the share of tokens whose weight $\pi_{\text{train}}/\pi_{\text{rollout}}$
-    exceeds ``threshold``, which TIS cuts to it (a run without TIS logs it too: what TIS would
-    cut).
+    reaches ``threshold``, where TIS cuts it (a run without TIS logs it too: what TIS would cut).
     """
-    d = (rollout_lp - train_lp) * mask  # [N, T] log π_rollout − log π_train
+    # tokens from q = π_rollout, p = π_train: k1 = log π_rollout − log π_train
+    k1, _, _ = kl_estimators(train_lp, rollout_lp)  # [N, T]
+    w = rollout_is_weights(train_lp, rollout_lp, mask, threshold=threshold)  # [N, T]
     return {
-        "rollout_kl": float(d.sum(axis=1).mean()),
-        "tis_truncated": _masked_mean(-d > np.log(threshold), mask),
+        "rollout_kl": float((k1 * mask).sum(axis=1).mean()),
+        "tis_truncated": _masked_mean(w >= threshold, mask),
     }
 
 

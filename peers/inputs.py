@@ -28,6 +28,15 @@ def grid(rng: np.random.Generator, shape, scale: float, dtype=np.float64) -> np.
     return (np.round(rng.normal(0.0, scale, shape) / STEP) * STEP).astype(dtype)
 
 
+def peaked_logits(rng: np.random.Generator, shape, scale: float, dtype=np.float64, *,
+                  peak: tuple[int, int] = (0, 0), reach: float = 80.0) -> np.ndarray:
+    """``[B, T, V]`` logits on the grid (:func:`grid`), with a near one-hot row at ``peak``:
+    −``reach`` … ``reach``, evenly spaced, so that its last token is all but certain."""
+    z = grid(rng, shape, scale, dtype)
+    z[peak] = np.linspace(-reach, reach, shape[-1]).astype(dtype)
+    return z
+
+
 def mask(layouts: list[str], dtype=np.float64) -> np.ndarray:
     """``[len(layouts), 8]``: one row of each named layout."""
     return np.array([LAYOUT_ROWS[name] for name in layouts], dtype=dtype)

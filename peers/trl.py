@@ -23,10 +23,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .collect import Vectors, tensor
+from .collect import Vectors, temperature_cases, tensor
 from .defaults import dataclass_fields
 from .fetch import Pin
-from .inputs import ALL_LAYOUTS, DTYPES, STEP, grid, log_ratio_extremes, mask, scores
+from .inputs import ALL_LAYOUTS, DTYPES, STEP, grid, log_ratio_extremes, mask, peaked_logits, scores
 from .lift import Source
 
 
@@ -157,8 +157,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         {"epsilon_low": 0.2, "epsilon_high": 0.28, "beta": 0.04, "use_bias_correction_kl": False},
         {"epsilon_low": 0.2, "epsilon_high": 0.28, "beta": 0.04, "use_bias_correction_kl": True},
     ]
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for seed, loss_type in enumerate(["grpo", "bnpo", "dr_grpo", "dapo"]):
             for k, setting in enumerate(settings):
                 rng = np.random.default_rng(1000 + 10 * seed + k)
@@ -197,8 +196,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "weight 1), multi_objective_aggregation 'sum_then_normalize', the given scale_rewards "
         "and num_generations; outputs: advantages",
     )
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for label, (s, G) in _groups(dt).items():
             for scale in ("group", "batch", "none"):
                 inputs = {"scores": s}
@@ -222,8 +220,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "weight 1), reward_clip_range None, gather = identity (one process); outputs: "
         "advantages",
     )
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for label, (s, G) in _groups(dt).items():
             if G == 1:
                 continue
@@ -255,8 +252,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
     # ---- nanstd, selective_log_softmax, entropy_from_logits ----------------------------------
     v.operator("nanstd", ut.where("nanstd"), "outputs: std")
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         rng = np.random.default_rng(1900)
         x = grid(rng, (4, 5), 1.0, dt)
         x[0, 1] = x[2, 0] = np.nan
@@ -274,21 +270,18 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("entropy_from_logits", ut.where("entropy_from_logits"),
                "is_triton_available() is False (CPU: the PyTorch path); called on logits / "
                "temperature (as selective_log_softmax_and_entropy divides them); outputs: entropy")
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    inputs = {}
+    for dtype, dt in DTYPES.items():
         rng = np.random.default_rng(2000)
-        logits = grid(rng, (3, 4, 11), 3.0, dt)
-        logits[0, 0] = np.linspace(-80, 80, 11).astype(dt)  # a near one-hot row
-        index = rng.integers(0, 11, (3, 4))
-        for temperature in (1.0, 0.7, 1.5):
+        inputs[dtype] = {"logits": peaked_logits(rng, (3, 4, 11), 3.0, dt),
+                         "index": rng.integers(0, 11, (3, 4))}
 
-            def run(logits=logits, index=index, temperature=temperature):
-                out = u["selective_log_softmax"](tensor(logits), torch.from_numpy(index),
-                                                 temperature=temperature)
-                return {"logps": out}
+    def selective_logps(t, logits, index):
+        return {"logps": u["selective_log_softmax"](logits, index, temperature=t)}
 
-            v.case("selective_log_softmax", f"{dtype} temperature={temperature}",
-                   {"temperature": temperature}, {"logits": logits, "index": index}, run)
+    temperature_cases(v, "selective_log_softmax", inputs, (1.0, 0.7, 1.5), selective_logps)
+    for dtype, x in inputs.items():
+        logits = x["logits"]
         for temperature, chunk_size in itertools.product((1.0, 0.7), (128, 5)):
 
             def run(logits=logits, chunk_size=chunk_size, temperature=temperature):
@@ -312,8 +305,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "the statements run from the rewards on (the model's forward pass is before them); "
         "outputs: loss",
     )
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         rng = np.random.default_rng(2100)
         lp = {k: (grid(rng, 8, 3.0, dt) - 20.0).astype(dt)
               for k in ("chosen_logps", "rejected_logps", "ref_chosen_logps",
@@ -416,8 +408,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("GRPOTrainer.get_off_policy_mask", gr.where("GRPOTrainer.get_off_policy_mask"),
                "a static method, called with advantages [B, 1] as _compute_loss passes them; "
                "outputs: off_policy_mask")
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for threshold in (0.25, 0.05):
             for layouts, label in [(ALL_LAYOUTS * 2, "all layouts"), (["empty"], "no token")]:
                 rng = np.random.default_rng(2200)
@@ -457,8 +448,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                "vllm_importance_sampling_ratio ([B, T] for token modes, [B, 1] for sequence "
                "modes)")
     modes = ["token_truncate", "token_mask", "sequence_truncate", "sequence_mask"]
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         rng = np.random.default_rng(2300)
         m = mask(ALL_LAYOUTS, dt)
         B, T = m.shape  # batch, response length
@@ -492,8 +482,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "importance_sampling_level 'token'); grad_per_token_logps is d loss / d "
         "per_token_logps by autograd",
     )
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for seed, (tau_pos, tau_neg) in enumerate([(1.0, 1.05), (0.5, 3.0)]):
             rng = np.random.default_rng(2600 + seed)
             m = mask(ALL_LAYOUTS, dt)
@@ -537,22 +526,19 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                ut.where("selective_log_softmax_and_entropy"),
                "is_triton_available() is False (CPU: the PyTorch path), row_mask None; "
                "outputs: logps, entropy")
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    inputs = {}
+    for dtype, dt in DTYPES.items():
         rng = np.random.default_rng(2200)
-        logits = grid(rng, (3, 5, 13), 2.0, dt)
-        logits[1, 2] = np.linspace(-60, 60, 13).astype(dt)  # a near one-hot row
+        logits = peaked_logits(rng, (3, 5, 13), 2.0, dt, peak=(1, 2), reach=60)
         logits[2, 0] = 0.0  # a uniform row: H = log 13
-        index = rng.integers(0, 13, (3, 5))
-        for temperature in (1.0, 0.7, 1.5):
+        inputs[dtype] = {"logits": logits, "index": rng.integers(0, 13, (3, 5))}
 
-            def run(logits=logits, index=index, temperature=temperature):
-                logps, entropy = u["selective_log_softmax_and_entropy"](
-                    tensor(logits), torch.from_numpy(index), temperature=temperature)
-                return {"logps": logps, "entropy": entropy}
+    def logps_and_entropy(t, logits, index):
+        logps, entropy = u["selective_log_softmax_and_entropy"](logits, index, temperature=t)
+        return {"logps": logps, "entropy": entropy}
 
-            v.case("selective_log_softmax_and_entropy", f"{dtype} temperature={temperature}",
-                   {"temperature": temperature}, {"logits": logits, "index": index}, run)
+    temperature_cases(v, "selective_log_softmax_and_entropy", inputs, (1.0, 0.7, 1.5),
+                      logps_and_entropy)
 
     # get_high_entropy_mask: the method, on a stand-in self of one process
     high_entropy_mask = gr.define({"torch": torch}, "GRPOTrainer.get_high_entropy_mask")
@@ -562,8 +548,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                "threshold = 1 - top_entropy_quantile; outputs: entropy_mask")
     one_process = types.SimpleNamespace(accelerator=types.SimpleNamespace(
         pad_across_processes=lambda x, dim=0, pad_index=0: x, gather=lambda x: x))
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         rng = np.random.default_rng(2300)
         m = mask(ALL_LAYOUTS, dt)  # 23 response tokens
         ent = {
@@ -631,8 +616,7 @@ def _gspo_cispo_cases(v: Vectors, lib: dict[str, Any], pin: Pin, wheel: Path) ->
         ("mean log-ratio 12", "grpo", 0.2, 0.28, "twelve", False),
         ("near 1", "dapo", 3e-4, 4e-4, "near", False),
     ]
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for seed, (label, loss_type, low, high, kind, per_token) in enumerate(gspo):
             rng = np.random.default_rng(3200 + seed)
             m = mask(ALL_LAYOUTS, dt)
@@ -670,8 +654,7 @@ def _gspo_cispo_cases(v: Vectors, lib: dict[str, Any], pin: Pin, wheel: Path) ->
                    kwargs, inputs, run)
 
     v.operator("GRPOTrainer._compute_loss (cispo)", gr.where("GRPOTrainer._compute_loss"), note)
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for seed, high in enumerate([5.0, 0.2]):  # the recommended ε_max; epsilon's default
             rng = np.random.default_rng(3300 + seed)
             m = mask(ALL_LAYOUTS, dt)

@@ -20,10 +20,10 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from .collect import Vectors, tensor
+from .collect import Vectors, temperature_cases, tensor
 from .defaults import yaml_keys
 from .fetch import Pin
-from .inputs import ALL_LAYOUTS, DTYPES, STEP, grid, log_ratio_extremes, mask, scores
+from .inputs import ALL_LAYOUTS, DTYPES, STEP, grid, log_ratio_extremes, mask, peaked_logits, scores
 from .lift import Source
 
 
@@ -119,8 +119,8 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                "d(sum of the output)/d logprob by autograd")
     modes = ["kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3", "k1+", "k2+", "k3+",
              "low_var_kl+"]
-    for dtype in DTYPES:
-        rng, dt = np.random.default_rng(200), DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
+        rng = np.random.default_rng(200)
         ref = (grid(rng, (3, 8), 1.0, dt) - 2.0).astype(dt)
         logprob = (ref + log_ratio_extremes(rng, (3, 8), dt)).astype(dt)
         inputs = {"logprob": logprob, "ref_logprob": ref}
@@ -249,8 +249,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
     # ---- group advantages: GRPO and RLOO
     def outcome_cases(name: str, kwargs_list: list[dict[str, Any]]) -> None:
-        for dtype in DTYPES:
-            dt = DTYPES[dtype]
+        for dtype, dt in DTYPES.items():
             rng = np.random.default_rng(700)
             groups = {
                 "random G=4": (scores(rng, 16, dt), np.repeat(np.arange(4), 4)),
@@ -335,17 +334,10 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("entropy_from_logits", tf.where("entropy_from_logits"),
                "called on logits / temperature (python division; see _scale_logits_by_temperature "
                "for the engine's own); outputs: entropy")
-    for dtype in DTYPES:
-        rng, dt = np.random.default_rng(2000), DTYPES[dtype]
-        logits = grid(rng, (3, 4, 11), 3.0, dt)
-        logits[0, 0] = np.linspace(-80, 80, 11).astype(dt)  # a near one-hot row
-        for temperature in (1.0, 0.7):
-
-            def run(logits=logits, temperature=temperature):
-                return {"entropy": f["entropy_from_logits"](tensor(logits) / temperature)}
-
-            v.case("entropy_from_logits", f"{dtype} temperature={temperature}",
-                   {"temperature": temperature}, {"logits": logits}, run)
+    logits = {dtype: {"logits": peaked_logits(np.random.default_rng(2000), (3, 4, 11), 3.0, dt)}
+              for dtype, dt in DTYPES.items()}
+    temperature_cases(v, "entropy_from_logits", logits, (1.0, 0.7),
+                      lambda t, logits: {"entropy": f["entropy_from_logits"](logits / t)})
 
     # ---- the defaults the docstrings state ------------------------------------------------------
     config = "verl/trainer/config/"
@@ -448,9 +440,9 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "seven copies of 0.7 G=7": (np.array([0.7] * 7), 7),
         "G=1": (np.array([0.5, 1.0]), 1),
     }
-    for dtype in DTYPES:
+    for dtype, dt in DTYPES.items():
         for label, (s, G) in flat_groups.items():
-            s = s.astype(DTYPES[dtype])
+            s = s.astype(dt)
             for metric in ("reward", "acc"):
                 inputs = {"scores": s}
                 kwargs = {"metric": metric, "group_size": G}
@@ -633,8 +625,8 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                "temperature, held as a float32 tensor [N, 1] as the engine holds it; then "
                "logprobs_from_logits and entropy_from_logits of the scaled logits; outputs: "
                "log_probs, entropy")
-    for dtype in DTYPES:
-        rng, dt = np.random.default_rng(2400), DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
+        rng = np.random.default_rng(2400)
         logits = grid(rng, (6, 13), 2.0, dt)  # N tokens (packed, as the engine holds them), V
         labels = rng.integers(0, 13, 6)
         for temperature in (1.0, 0.7, 1.5):

@@ -54,6 +54,37 @@ def log_ratio_extremes(rng: np.random.Generator, shape, dtype=np.float64) -> np.
     return d
 
 
+def gspo_inputs(rng: np.random.Generator, m: np.ndarray, kind: str, per_token: bool,
+                dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
+    """``(log-ratios [B, T], advantages)`` for GSPO's one ratio per response, on the mask ``m``.
+
+    Log-ratios: "near" puts each response's mean a few multiples of 2⁻¹⁰/|y| from 0 (inside and
+    outside ±3e-4), "far" is :func:`log_ratio_extremes`, "twelve" is "near" with 12 on every
+    token of the first row, whose advantage is then negative (where verl's cap at 10 acts).
+    Advantages: the rows alternate in sign, + − + …; ``[B]``, one per response, or ``[B, T]``
+    per token (the first token's carries the sign).
+    """
+    B, T = m.shape  # batch, response length
+    if kind == "far":
+        d = log_ratio_extremes(rng, (B, T), dtype)
+    else:
+        d = grid(rng, (B, T), 0.05, dtype).astype(np.float64)
+        for b, target in enumerate([4, -4, 0, 1, -1, 0]):  # Σ_t m·d = target · 2⁻¹⁰
+            cols = np.nonzero(m[b])[0]
+            if cols.size:
+                d[b, cols[-1]] += target * STEP - d[b, cols].sum()
+        d = d.astype(dtype)
+    sign = np.where(np.arange(B) % 2 == 0, 1.0, -1.0)
+    if per_token:
+        adv = grid(rng, (B, T), 1.0, dtype)
+        adv[:, 0] = np.abs(adv[:, 0]) * sign
+    else:
+        adv = (np.abs(grid(rng, B, 1.0, dtype)) * sign).astype(dtype)
+    if kind == "twelve":
+        d[0], adv[0] = 12.0, -1.0
+    return d, adv
+
+
 def scores(rng: np.random.Generator, n: int, dtype=np.float64) -> np.ndarray:
     """``[n]`` scores on a 1/8 grid in [−2, 2] (ties happen)."""
     return (rng.integers(-16, 17, n) / 8.0).astype(dtype)

@@ -26,7 +26,16 @@ import torch.nn.functional as F
 from .collect import Vectors, temperature_cases, tensor
 from .defaults import dataclass_fields
 from .fetch import Pin
-from .inputs import ALL_LAYOUTS, DTYPES, STEP, grid, log_ratio_extremes, mask, peaked_logits, scores
+from .inputs import (
+    ALL_LAYOUTS,
+    DTYPES,
+    grid,
+    gspo_inputs,
+    log_ratio_extremes,
+    mask,
+    peaked_logits,
+    scores,
+)
 from .lift import Source
 
 
@@ -622,25 +631,7 @@ def _gspo_cispo_cases(v: Vectors, lib: dict[str, Any], pin: Pin, wheel: Path) ->
             m = mask(ALL_LAYOUTS, dt)
             B, T = m.shape  # batch, response length
             old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
-            if kind == "far":
-                d = log_ratio_extremes(rng, (B, T), dt)
-            else:  # each response's mean log-ratio a few multiples of 2⁻¹⁰/|y| from 0
-                d = grid(rng, (B, T), 0.05, dt).astype(np.float64)
-                for b, target in enumerate([4, -4, 0, 1, -1, 0]):
-                    cols = np.nonzero(m[b])[0]
-                    if cols.size:
-                        d[b, cols[-1]] += target * STEP - d[b, cols].sum()
-                d = d.astype(dt)
-                if kind == "twelve":
-                    d[0] = 12.0
-            sign = np.where(np.arange(B) % 2 == 0, 1.0, -1.0)
-            if per_token:
-                adv = grid(rng, (B, T), 1.0, dt)
-                adv[:, 0] = np.abs(adv[:, 0]) * sign
-            else:
-                adv = (np.abs(grid(rng, B, 1.0, dt)) * sign).astype(dt)
-                if kind == "twelve":
-                    adv[0] = -1.0  # a negative advantage, where verl's cap at 10 would act
+            d, adv = gspo_inputs(rng, m, kind, per_token, dt)
             inputs = {"per_token_logps": (old + d).astype(dt), "old_per_token_logps": old,
                       "advantages": adv, "completion_mask": m}
             kwargs = {"loss_type": loss_type, "importance_sampling_level": "sequence",

@@ -23,7 +23,16 @@ import torch
 from .collect import Vectors, temperature_cases, tensor
 from .defaults import yaml_keys
 from .fetch import Pin
-from .inputs import ALL_LAYOUTS, DTYPES, STEP, grid, log_ratio_extremes, mask, peaked_logits, scores
+from .inputs import (
+    ALL_LAYOUTS,
+    DTYPES,
+    grid,
+    gspo_inputs,
+    log_ratio_extremes,
+    mask,
+    peaked_logits,
+    scores,
+)
 from .lift import Source
 
 
@@ -740,29 +749,12 @@ def _gspo_cispo_cases(v: Vectors, f: dict[str, Any], ca: Source, pin: Pin, wheel
 
 
 def _gspo_inputs(c: dict[str, Any], kind: str, per_token: bool) -> dict[str, Any]:
-    """GSPO's inputs: "near" puts each response's mean log-ratio a few multiples of 2⁻¹⁰/|y|
-    from 0 (inside and outside ±3e-4), "far" is the usual spread with e^±5, e^±30 planted, and
-    "twelve" gives the first (full) response log-ratio 12 on every token."""
+    """GSPO's inputs (:func:`peers.inputs.gspo_inputs`), the advantages ``[B, T]`` even when one
+    per response (verl takes no other)."""
     B, T, dt, m, rng = c["B"], c["T"], c["dt"], c["mask"], c["rng"]
     old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
-    if kind == "far":
-        d = log_ratio_extremes(rng, (B, T), dt)
-    else:
-        d = grid(rng, (B, T), 0.05, dt).astype(np.float64)
-        for b, target in enumerate([4, -4, 0, 1, -1, 0]):  # Σ_t m·d = target · 2⁻¹⁰
-            cols = np.nonzero(m[b])[0]
-            if cols.size:
-                d[b, cols[-1]] += target * STEP - d[b, cols].sum()
-        d = d.astype(dt)
-        if kind == "twelve":
-            d[0] = 12.0
-    sign = np.where(np.arange(B) % 2 == 0, 1.0, -1.0)[:, None]  # rows alternate in sign
-    if per_token:
-        adv = grid(rng, (B, T), 1.0, dt)
-        adv[:, :1] = np.abs(adv[:, :1]) * sign
-    else:  # one per response, broadcast over its tokens
-        adv = np.repeat(np.abs(grid(rng, (B, 1), 1.0, dt)) * sign, T, axis=1).astype(dt)
-    if kind == "twelve":
-        adv[0] = -1.0  # a negative advantage: the cap at 10 sets the value
+    d, adv = gspo_inputs(rng, m, kind, per_token, dt)
+    if not per_token:  # one per response, broadcast over its tokens
+        adv = np.repeat(adv[:, None], T, axis=1)
     return {"old_log_prob": old, "log_prob": (old + d).astype(dt), "advantages": adv,
             "response_mask": m}

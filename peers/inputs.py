@@ -28,13 +28,21 @@ def grid(rng: np.random.Generator, shape, scale: float, dtype=np.float64) -> np.
     return (np.round(rng.normal(0.0, scale, shape) / STEP) * STEP).astype(dtype)
 
 
-def peaked_logits(rng: np.random.Generator, shape, scale: float, dtype=np.float64, *,
-                  peak: tuple[int, int] = (0, 0), reach: float = 80.0) -> np.ndarray:
-    """``[B, T, V]`` logits on the grid (:func:`grid`), with a near one-hot row at ``peak``:
-    −``reach`` … ``reach``, evenly spaced, so that its last token is all but certain."""
-    z = grid(rng, shape, scale, dtype)
-    z[peak] = np.linspace(-reach, reach, shape[-1]).astype(dtype)
-    return z
+def logits_inputs(seed: int, shape: tuple[int, int, int], scale: float, ids: str | None = None,
+                  peak: tuple[int, int] = (0, 0), reach: float = 80.0
+                  ) -> dict[str, dict[str, np.ndarray]]:
+    """For each dtype, from ``default_rng(seed)``: ``[B, T, V]`` logits on the grid (std
+    ``scale``) with a near one-hot row at ``peak`` (−``reach`` … ``reach``, evenly spaced: its
+    last token all but certain), and, under the library's name ``ids``, ``[B, T]`` token ids."""
+    out = {}
+    for dtype, dt in DTYPES.items():
+        rng = np.random.default_rng(seed)
+        z = grid(rng, shape, scale, dt)
+        z[peak] = np.linspace(-reach, reach, shape[-1]).astype(dt)
+        out[dtype] = {"logits": z}
+        if ids is not None:
+            out[dtype][ids] = rng.integers(0, shape[-1], shape[:2])
+    return out
 
 
 def mask(layouts: list[str], dtype=np.float64) -> np.ndarray:
@@ -83,6 +91,21 @@ def gspo_inputs(rng: np.random.Generator, m: np.ndarray, kind: str, per_token: b
     if kind == "twelve":
         d[0], adv[0] = 12.0, -1.0
     return d, adv
+
+
+def sequence_logps(rng: np.random.Generator, names: tuple[str, ...],
+                   dtype=np.float64) -> dict[str, np.ndarray]:
+    """DPO's inputs: 8 pairs' sequence log-probs around −20 under each of the library's
+    ``names`` (the policy's chosen and rejected, the reference model's)."""
+    return {k: (grid(rng, 8, 3.0, dtype) - 20.0).astype(dtype) for k in names}
+
+
+def score_pairs(rng: np.random.Generator, chosen: str, rejected: str,
+                dtype=np.float64) -> list[dict[str, np.ndarray]]:
+    """The reward model's inputs: 8 pairs of scores under the library's names, without a margin,
+    then with one (≥ 0); the two share their arrays."""
+    pair = {chosen: grid(rng, 8, 2.0, dtype), rejected: grid(rng, 8, 2.0, dtype)}
+    return [pair, {**pair, "margin": np.abs(grid(rng, 8, 1.0, dtype))}]
 
 
 def scores(rng: np.random.Generator, n: int, dtype=np.float64) -> np.ndarray:

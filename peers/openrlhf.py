@@ -24,7 +24,17 @@ import torch.nn.functional as F
 from .collect import Vectors, temperature_cases, tensor
 from .defaults import argparse_options
 from .fetch import Pin
-from .inputs import ALL_LAYOUTS, DTYPES, grid, log_ratio_extremes, mask, peaked_logits, scores
+from .inputs import (
+    ALL_LAYOUTS,
+    DTYPES,
+    grid,
+    log_ratio_extremes,
+    logits_inputs,
+    mask,
+    score_pairs,
+    scores,
+    sequence_logps,
+)
 from .lift import Source
 from .verl import _gspo_inputs
 
@@ -198,13 +208,9 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                "DPOLoss(beta, label_smoothing=0.0, ipo=False); outputs: loss (the batch mean)")
     for dtype, dt in DTYPES.items():
         rng = np.random.default_rng(3400)
-        chosen, reject = grid(rng, 8, 2.0, dt), grid(rng, 8, 2.0, dt)
-        chosen[0] = -40.0  # −log σ(−40 − r): far in the tail
-        margin = np.abs(grid(rng, 8, 1.0, dt))
-        for with_margin in (False, True):
-            inputs = {"chosen_reward": chosen, "reject_reward": reject}
-            if with_margin:
-                inputs["margin"] = margin
+        pairs = score_pairs(rng, "chosen_reward", "reject_reward", dt)
+        pairs[0]["chosen_reward"][0] = -40.0  # −log σ(−40 − r): far in the tail
+        for inputs in pairs:
 
             def run(inputs=inputs):
                 mg = inputs.get("margin")
@@ -213,10 +219,9 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                                           None if mg is None else tensor(mg))
                 return {"loss": out}
 
-            v.case("PairWiseLoss", f"{dtype} margin={with_margin}", {}, inputs, run)
-        lp = {k: (grid(rng, 8, 3.0, dt) - 20.0).astype(dt)
-              for k in ("policy_chosen_logps", "policy_rejected_logps",
-                        "reference_chosen_logps", "reference_rejected_logps")}
+            v.case("PairWiseLoss", f"{dtype} margin={'margin' in inputs}", {}, inputs, run)
+        lp = sequence_logps(rng, ("policy_chosen_logps", "policy_rejected_logps",
+                                  "reference_chosen_logps", "reference_rejected_logps"), dt)
         for beta in (0.1, 0.5):
 
             def run(lp=lp, beta=beta):
@@ -380,11 +385,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("compute_entropy", mu.where("compute_entropy"),
                "@torch.compile dropped; called on logits / temperature, as Actor.forward "
                "divides them (div_) before it; outputs: entropy")
-    inputs = {}
-    for dtype, dt in DTYPES.items():
-        rng = np.random.default_rng(3400)
-        logits = peaked_logits(rng, (2, 5, 13), 2.0, dt)
-        inputs[dtype] = {"logits": logits, "labels": rng.integers(0, 13, (2, 5))}
+    inputs = logits_inputs(3400, (2, 5, 13), 2.0, "labels")
 
     def log_probs(t, logits, labels):
         return {"log_probs": lg["log_probs_from_logits"](logits, labels, temperature=t)}

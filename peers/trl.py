@@ -32,9 +32,11 @@ from .inputs import (
     grid,
     gspo_inputs,
     log_ratio_extremes,
+    logits_inputs,
     mask,
-    peaked_logits,
+    score_pairs,
     scores,
+    sequence_logps,
 )
 from .lift import Source
 
@@ -279,11 +281,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("entropy_from_logits", ut.where("entropy_from_logits"),
                "is_triton_available() is False (CPU: the PyTorch path); called on logits / "
                "temperature (as selective_log_softmax_and_entropy divides them); outputs: entropy")
-    inputs = {}
-    for dtype, dt in DTYPES.items():
-        rng = np.random.default_rng(2000)
-        inputs[dtype] = {"logits": peaked_logits(rng, (3, 4, 11), 3.0, dt),
-                         "index": rng.integers(0, 11, (3, 4))}
+    inputs = logits_inputs(2000, (3, 4, 11), 3.0, "index")
 
     def selective_logps(t, logits, index):
         return {"logps": u["selective_log_softmax"](logits, index, temperature=t)}
@@ -316,9 +314,8 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     )
     for dtype, dt in DTYPES.items():
         rng = np.random.default_rng(2100)
-        lp = {k: (grid(rng, 8, 3.0, dt) - 20.0).astype(dt)
-              for k in ("chosen_logps", "rejected_logps", "ref_chosen_logps",
-                        "ref_rejected_logps")}
+        lp = sequence_logps(rng, ("chosen_logps", "rejected_logps", "ref_chosen_logps",
+                                  "ref_rejected_logps"), dt)
         lp["chosen_logps"][0] += 200  # z = β·Δ far from 0
         for beta in (0.1, 0.5):
 
@@ -331,12 +328,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
             v.case("DPOTrainer._compute_loss (sigmoid)", f"{dtype} beta={beta}",
                    {"beta": beta, "loss_type": ["sigmoid"]}, dict(lp), run)
-        chosen, rejected = grid(rng, 8, 2.0, dt), grid(rng, 8, 2.0, dt)
-        margin = np.abs(grid(rng, 8, 1.0, dt))
-        for with_margin in (False, True):
-            inputs = {"rewards_chosen": chosen, "rewards_rejected": rejected}
-            if with_margin:
-                inputs["margin"] = margin
+        for inputs in score_pairs(rng, "rewards_chosen", "rewards_rejected", dt):
 
             def run(inputs=inputs):
                 batch = {"margin": tensor(inputs["margin"])} if "margin" in inputs else {}
@@ -347,7 +339,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                           rewards_rejected=tensor(inputs["rewards_rejected"]))
                 return {"loss": ns["loss"]}
 
-            v.case("RewardTrainer.compute_loss", f"{dtype} margin={with_margin}",
+            v.case("RewardTrainer.compute_loss", f"{dtype} margin={'margin' in inputs}",
                    {"center_rewards_coefficient": None}, inputs, run)
 
     # ---- the defaults the docstrings state ------------------------------------------------------
@@ -535,12 +527,9 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                ut.where("selective_log_softmax_and_entropy"),
                "is_triton_available() is False (CPU: the PyTorch path), row_mask None; "
                "outputs: logps, entropy")
-    inputs = {}
-    for dtype, dt in DTYPES.items():
-        rng = np.random.default_rng(2200)
-        logits = peaked_logits(rng, (3, 5, 13), 2.0, dt, peak=(1, 2), reach=60)
-        logits[2, 0] = 0.0  # a uniform row: H = log 13
-        inputs[dtype] = {"logits": logits, "index": rng.integers(0, 13, (3, 5))}
+    inputs = logits_inputs(2200, (3, 5, 13), 2.0, "index", peak=(1, 2), reach=60)
+    for x in inputs.values():
+        x["logits"][2, 0] = 0.0  # a uniform row: H = log 13
 
     def logps_and_entropy(t, logits, index):
         logps, entropy = u["selective_log_softmax_and_entropy"](logits, index, temperature=t)

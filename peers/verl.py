@@ -29,8 +29,8 @@ from .inputs import (
     grid,
     gspo_inputs,
     log_ratio_extremes,
+    logits_inputs,
     mask,
-    peaked_logits,
     scores,
 )
 from .lift import Source
@@ -343,9 +343,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("entropy_from_logits", tf.where("entropy_from_logits"),
                "called on logits / temperature (python division; see _scale_logits_by_temperature "
                "for the engine's own); outputs: entropy")
-    logits = {dtype: {"logits": peaked_logits(np.random.default_rng(2000), (3, 4, 11), 3.0, dt)}
-              for dtype, dt in DTYPES.items()}
-    temperature_cases(v, "entropy_from_logits", logits, (1.0, 0.7),
+    temperature_cases(v, "entropy_from_logits", logits_inputs(2000, (3, 4, 11), 3.0), (1.0, 0.7),
                       lambda t, logits: {"entropy": f["entropy_from_logits"](logits / t)})
 
     # ---- the defaults the docstrings state ------------------------------------------------------

@@ -133,8 +133,9 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
         for lesson in self.lessons.values():
             if not callable(getattr(rl_ops_numpy, lesson.manifest.reference, None)):
                 raise PluginError(
-                    f"{lesson.path}: REFERENCE = {lesson.manifest.reference!r} is not a function "
-                    "of rl_ops_numpy (add it there, and to rl_ops_numpy/__init__.py)"
+                    f"{lesson.path}: the reference {lesson.manifest.reference!r} (REFERENCE, by "
+                    "default the function's name) is not a function of rl_ops_numpy (add it "
+                    "there, and to rl_ops_numpy/__init__.py)"
                 )
         self.chapters = _in_nav_order(self._chapters(docs), config.nav)
 

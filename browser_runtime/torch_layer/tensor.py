@@ -390,25 +390,12 @@ class Tensor:
     def device(self) -> device:
         return CPU
 
-    @property
-    def is_cuda(self) -> bool:
-        return False
-
-    @property
-    def requires_grad(self) -> bool:
-        return False
-
-    @property
-    def grad(self) -> None:
-        return None
-
-    @property
-    def grad_fn(self) -> None:
-        return None
-
-    @property
-    def is_leaf(self) -> bool:
-        return True
+    # on the CPU, without autograd: the same for every tensor (read-only: __slots__)
+    is_cuda = False
+    requires_grad = False
+    grad = None
+    grad_fn = None
+    is_leaf = True
 
     @property
     def data(self) -> Tensor:

@@ -64,31 +64,29 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
         return Tensor._make(np.where(xb > th, x, soft))
 
 
-def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
-    """torch's legacy implicit choice of dim, with its warning (``_get_softmax_dim``)."""
-    warnings.warn(
-        f"Implicit dimension choice for {name} has been deprecated. Change the call to "
-        "include dim=X as an argument.",
-        UserWarning,
-        stacklevel=stacklevel,
-    )
-    return 0 if ndim in (0, 1, 3) else 1
+def _softmax(name: str, input: Tensor, dim: int | None, stacklevel: int, dtype: Any) -> Tensor:
+    """``input.<name>(dim, dtype)`` for F.softmax and F.log_softmax; without ``dim``, torch's
+    legacy implicit choice, with its warning (``_get_softmax_dim``) ``stacklevel`` frames up."""
+    x = _tensor_arg(input, name)
+    if dim is None:
+        warnings.warn(
+            f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+            "include dim=X as an argument.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+        dim = 0 if x.ndim in (0, 1, 3) else 1
+    return getattr(x, name)(dim, dtype)
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Tensor:
-    x = _tensor_arg(input, "softmax")
-    if dim is None:
-        dim = _softmax_dim("softmax", x.ndim, _stacklevel)
-    return x.softmax(dim, dtype)
+    return _softmax("softmax", input, dim, _stacklevel, dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: Any = None) -> Tensor:
-    x = _tensor_arg(input, "log_softmax")
-    if dim is None:
-        dim = _softmax_dim("log_softmax", x.ndim, _stacklevel)
-    return x.log_softmax(dim, dtype)
+    return _softmax("log_softmax", input, dim, _stacklevel, dtype)
 
 
 def sigmoid(input: Tensor) -> Tensor:

@@ -7,7 +7,12 @@ libraries' outputs then differ between CPUs only by their own rounding (exp, log
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from typing import TypeVar
+
 import numpy as np
+
+T = TypeVar("T")
 
 STEP = 2.0**-10  # the grid every input lies on
 DTYPES = {"float32": np.float32, "float64": np.float64}
@@ -21,6 +26,15 @@ LAYOUT_ROWS = {
     "one token": [0, 0, 1, 0, 0, 0, 0, 0],
     "empty": [0, 0, 0, 0, 0, 0, 0, 0],
 }
+
+
+def seeded(base: int, settings: Sequence[T]) -> Iterator[tuple[str, type, np.random.Generator, T]]:
+    """``(dtype name, dtype, generator, setting)`` for every dtype and setting: the ``k``-th
+    setting's generator is seeded ``base + k`` for every dtype, so that the float32 and the
+    float64 cases draw the same numbers."""
+    for dtype, dt in DTYPES.items():
+        for k, setting in enumerate(settings):
+            yield dtype, dt, np.random.default_rng(base + k), setting
 
 
 def grid(rng: np.random.Generator, shape, scale: float, dtype=np.float64) -> np.ndarray:

@@ -33,6 +33,7 @@ from .inputs import (
     mask,
     score_pairs,
     scores,
+    seeded,
     sequence_logps,
 )
 from .lift import Source
@@ -127,25 +128,23 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("compute_reward", mu.where("compute_reward"),
                "kl = compute_approx_kl(log_probs, log_probs_base, kl_estimator='k1') of the "
                "inputs, as the experience maker computes it; outputs: reward")
-    for dtype, dt in DTYPES.items():
-        for seed, kl_coef in enumerate([0.01, 0.2]):
-            rng = np.random.default_rng(3100 + seed)
-            m = mask(ALL_LAYOUTS, dt)
-            B, T = m.shape  # batch, response length
-            r = grid(rng, B, 1.0, dt)
-            lp = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
-            base = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
-            inputs = {"r": r, "log_probs": lp, "log_probs_base": base, "action_mask": m}
+    for dtype, dt, rng, kl_coef in seeded(3100, [0.01, 0.2]):
+        m = mask(ALL_LAYOUTS, dt)
+        B, T = m.shape  # batch, response length
+        r = grid(rng, B, 1.0, dt)
+        lp = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
+        base = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
+        inputs = {"r": r, "log_probs": lp, "log_probs_base": base, "action_mask": m}
 
-            def run(inputs=inputs, kl_coef=kl_coef):
-                kl = f["compute_approx_kl"](tensor(inputs["log_probs"]),
-                                            tensor(inputs["log_probs_base"]), kl_estimator="k1")
-                out = f["compute_reward"](tensor(inputs["r"]), kl_coef, kl,
-                                          action_mask=tensor(inputs["action_mask"]))
-                return {"reward": out}
+        def run(inputs=inputs, kl_coef=kl_coef):
+            kl = f["compute_approx_kl"](tensor(inputs["log_probs"]),
+                                        tensor(inputs["log_probs_base"]), kl_estimator="k1")
+            out = f["compute_reward"](tensor(inputs["r"]), kl_coef, kl,
+                                      action_mask=tensor(inputs["action_mask"]))
+            return {"reward": out}
 
-            v.case("compute_reward", f"{dtype} kl_coef={kl_coef}",
-                   {"kl_coef": kl_coef, "kl_estimator": "k1"}, inputs, run)
+        v.case("compute_reward", f"{dtype} kl_coef={kl_coef}",
+               {"kl_coef": kl_coef, "kl_estimator": "k1"}, inputs, run)
 
     # ---- PolicyLoss (dual clip) and ValueLoss ------------------------------------------------
     v.operator("PolicyLoss", ml.where("PolicyLoss"),
@@ -182,25 +181,23 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
     v.operator("ValueLoss", ml.where("ValueLoss"),
                "ValueLoss(clip_eps)(values, old_values, returns, action_mask); outputs: loss")
-    for dtype, dt in DTYPES.items():
-        for seed, (clip_eps, layouts) in enumerate([(0.2, ALL_LAYOUTS), (0.5, ALL_LAYOUTS),
-                                                    (0.2, ["empty", "empty"])]):
-            rng = np.random.default_rng(3300 + seed)
-            m = mask(layouts, dt)
-            old = grid(rng, m.shape, 1.0, dt)
-            values = (old + grid(rng, m.shape, 0.5, dt)).astype(dt)
-            returns = grid(rng, m.shape, 1.0, dt)
-            inputs = {"values": values, "old_values": old, "returns": returns, "action_mask": m}
+    for dtype, dt, rng, (clip_eps, layouts) in seeded(3300, [(0.2, ALL_LAYOUTS), (0.5, ALL_LAYOUTS),
+                                                            (0.2, ["empty", "empty"])]):
+        m = mask(layouts, dt)
+        old = grid(rng, m.shape, 1.0, dt)
+        values = (old + grid(rng, m.shape, 0.5, dt)).astype(dt)
+        returns = grid(rng, m.shape, 1.0, dt)
+        inputs = {"values": values, "old_values": old, "returns": returns, "action_mask": m}
 
-            def run(inputs=inputs, clip_eps=clip_eps):
-                loss = f["ValueLoss"](clip_eps)(
-                    tensor(inputs["values"]), tensor(inputs["old_values"]),
-                    tensor(inputs["returns"]), tensor(inputs["action_mask"]))
-                return {"loss": loss}
+        def run(inputs=inputs, clip_eps=clip_eps):
+            loss = f["ValueLoss"](clip_eps)(
+                tensor(inputs["values"]), tensor(inputs["old_values"]),
+                tensor(inputs["returns"]), tensor(inputs["action_mask"]))
+            return {"loss": loss}
 
-            label = " no token" if layouts != ALL_LAYOUTS else ""
-            v.case("ValueLoss", f"{dtype} clip_eps={clip_eps}{label}", {"clip_eps": clip_eps},
-                   inputs, run)
+        label = " no token" if layouts != ALL_LAYOUTS else ""
+        v.case("ValueLoss", f"{dtype} clip_eps={clip_eps}{label}", {"clip_eps": clip_eps},
+               inputs, run)
 
     # ---- PairWiseLoss and DPOLoss ------------------------------------------------------------
     v.operator("PairWiseLoss", ml.where("PairWiseLoss"), "outputs: loss")

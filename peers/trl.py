@@ -36,6 +36,7 @@ from .inputs import (
     mask,
     score_pairs,
     scores,
+    seeded,
     sequence_logps,
 )
 from .lift import Source
@@ -483,34 +484,32 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "importance_sampling_level 'token'); grad_per_token_logps is d loss / d "
         "per_token_logps by autograd",
     )
-    for dtype, dt in DTYPES.items():
-        for seed, (tau_pos, tau_neg) in enumerate([(1.0, 1.05), (0.5, 3.0)]):
-            rng = np.random.default_rng(2600 + seed)
-            m = mask(ALL_LAYOUTS, dt)
-            B, T = m.shape  # batch, response length
-            old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
-            new = (old + log_ratio_extremes(rng, (B, T), dt) / 6).astype(dt)
-            adv = grid(rng, B, 1.0, dt)
-            adv[0], adv[1] = -1.0, 0.0
-            inputs = {"per_token_logps": new, "old_per_token_logps": old, "advantages": adv,
-                      "completion_mask": m}
-            kwargs = {"loss_type": "sapo", "sapo_temperature_pos": tau_pos,
-                      "sapo_temperature_neg": tau_neg}
+    for dtype, dt, rng, (tau_pos, tau_neg) in seeded(2600, [(1.0, 1.05), (0.5, 3.0)]):
+        m = mask(ALL_LAYOUTS, dt)
+        B, T = m.shape  # batch, response length
+        old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
+        new = (old + log_ratio_extremes(rng, (B, T), dt) / 6).astype(dt)
+        adv = grid(rng, B, 1.0, dt)
+        adv[0], adv[1] = -1.0, 0.0
+        inputs = {"per_token_logps": new, "old_per_token_logps": old, "advantages": adv,
+                  "completion_mask": m}
+        kwargs = {"loss_type": "sapo", "sapo_temperature_pos": tau_pos,
+                  "sapo_temperature_neg": tau_neg}
 
-            def run(inputs=inputs, kwargs=kwargs):
-                logps, batch = _loss_batch(inputs)
-                T = batch["completion_mask"].shape[1]
-                me = _GRPOSelf(logps, loss_type="sapo", epsilon_low=0.2, epsilon_high=0.2,
-                               beta=0.0, use_bias_correction_kl=True, max_completion_length=T)
-                me.args.sapo_temperature_pos = kwargs["sapo_temperature_pos"]
-                me.args.sapo_temperature_neg = kwargs["sapo_temperature_neg"]
-                loss = lib["compute_loss"](me, None, batch)
-                loss.backward()
-                return {"loss": loss, "grad_per_token_logps": logps.grad}
+        def run(inputs=inputs, kwargs=kwargs):
+            logps, batch = _loss_batch(inputs)
+            T = batch["completion_mask"].shape[1]
+            me = _GRPOSelf(logps, loss_type="sapo", epsilon_low=0.2, epsilon_high=0.2,
+                           beta=0.0, use_bias_correction_kl=True, max_completion_length=T)
+            me.args.sapo_temperature_pos = kwargs["sapo_temperature_pos"]
+            me.args.sapo_temperature_neg = kwargs["sapo_temperature_neg"]
+            loss = lib["compute_loss"](me, None, batch)
+            loss.backward()
+            return {"loss": loss, "grad_per_token_logps": logps.grad}
 
-            v.case("GRPOTrainer._compute_loss (sapo)",
-                   f"{dtype} sapo_temperature_pos={tau_pos} sapo_temperature_neg={tau_neg}",
-                   kwargs, inputs, run)
+        v.case("GRPOTrainer._compute_loss (sapo)",
+               f"{dtype} sapo_temperature_pos={tau_pos} sapo_temperature_neg={tau_neg}",
+               kwargs, inputs, run)
     v.defaults.update(dataclass_fields(grpo, "GRPOConfig", "sapo_temperature_pos",
                                        "sapo_temperature_neg"))
     with zipfile.ZipFile(wheel) as z:
@@ -614,43 +613,40 @@ def _gspo_cispo_cases(v: Vectors, lib: dict[str, Any], pin: Pin, wheel: Path) ->
         ("mean log-ratio 12", "grpo", 0.2, 0.28, "twelve", False),
         ("near 1", "dapo", 3e-4, 4e-4, "near", False),
     ]
-    for dtype, dt in DTYPES.items():
-        for seed, (label, loss_type, low, high, kind, per_token) in enumerate(gspo):
-            rng = np.random.default_rng(3200 + seed)
-            m = mask(ALL_LAYOUTS, dt)
-            B, T = m.shape  # batch, response length
-            old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
-            d, adv = gspo_inputs(rng, m, kind, per_token, dt)
-            inputs = {"per_token_logps": (old + d).astype(dt), "old_per_token_logps": old,
-                      "advantages": adv, "completion_mask": m}
-            kwargs = {"loss_type": loss_type, "importance_sampling_level": "sequence",
-                      "epsilon_low": low, "epsilon_high": high}
+    for dtype, dt, rng, (label, loss_type, low, high, kind, per_token) in seeded(3200, gspo):
+        m = mask(ALL_LAYOUTS, dt)
+        B, T = m.shape  # batch, response length
+        old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
+        d, adv = gspo_inputs(rng, m, kind, per_token, dt)
+        inputs = {"per_token_logps": (old + d).astype(dt), "old_per_token_logps": old,
+                  "advantages": adv, "completion_mask": m}
+        kwargs = {"loss_type": loss_type, "importance_sampling_level": "sequence",
+                  "epsilon_low": low, "epsilon_high": high}
 
-            def run(inputs=inputs, kwargs=kwargs):
-                return run_loss(inputs, kwargs)
+        def run(inputs=inputs, kwargs=kwargs):
+            return run_loss(inputs, kwargs)
 
-            v.case("GRPOTrainer._compute_loss (sequence level)",
-                   f"{dtype} {label} loss_type={loss_type} epsilon={low} epsilon_high={high}",
-                   kwargs, inputs, run)
+        v.case("GRPOTrainer._compute_loss (sequence level)",
+               f"{dtype} {label} loss_type={loss_type} epsilon={low} epsilon_high={high}",
+               kwargs, inputs, run)
 
     v.operator("GRPOTrainer._compute_loss (cispo)", gr.where("GRPOTrainer._compute_loss"), note)
-    for dtype, dt in DTYPES.items():
-        for seed, high in enumerate([5.0, 0.2]):  # the recommended ε_max; epsilon's default
-            rng = np.random.default_rng(3300 + seed)
-            m = mask(ALL_LAYOUTS, dt)
-            B, T = m.shape  # batch, response length
-            old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
-            d = log_ratio_extremes(rng, (B, T), dt)
-            d[1] = grid(rng, T, 1.0, dt)  # ratios between 0.2 and 5 and beyond
-            adv = grid(rng, B, 1.0, dt)
-            adv[0] = 1.0
-            inputs = {"per_token_logps": (old + d).astype(dt), "old_per_token_logps": old,
-                      "advantages": adv, "completion_mask": m}
-            kwargs = {"loss_type": "cispo", "importance_sampling_level": "token",
-                      "epsilon_low": 0.2, "epsilon_high": high}
+    # epsilon_high: the recommended ε_max, then epsilon's default
+    for dtype, dt, rng, high in seeded(3300, [5.0, 0.2]):
+        m = mask(ALL_LAYOUTS, dt)
+        B, T = m.shape  # batch, response length
+        old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
+        d = log_ratio_extremes(rng, (B, T), dt)
+        d[1] = grid(rng, T, 1.0, dt)  # ratios between 0.2 and 5 and beyond
+        adv = grid(rng, B, 1.0, dt)
+        adv[0] = 1.0
+        inputs = {"per_token_logps": (old + d).astype(dt), "old_per_token_logps": old,
+                  "advantages": adv, "completion_mask": m}
+        kwargs = {"loss_type": "cispo", "importance_sampling_level": "token",
+                  "epsilon_low": 0.2, "epsilon_high": high}
 
-            def run(inputs=inputs, kwargs=kwargs):
-                return run_loss(inputs, kwargs)
+        def run(inputs=inputs, kwargs=kwargs):
+            return run_loss(inputs, kwargs)
 
-            v.case("GRPOTrainer._compute_loss (cispo)", f"{dtype} epsilon_high={high}", kwargs,
-                   inputs, run)
+        v.case("GRPOTrainer._compute_loss (cispo)", f"{dtype} epsilon_high={high}", kwargs,
+               inputs, run)

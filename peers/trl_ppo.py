@@ -21,7 +21,7 @@ import torch
 from .collect import Vectors, tensor
 from .defaults import dataclass_fields
 from .fetch import Pin
-from .inputs import DTYPES, grid
+from .inputs import DTYPES, grid, seeded
 from .lift import Source
 
 # the index of each row's last response token, T = 8: full, shorter, one token, ...
@@ -68,34 +68,33 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "values, scores and args (kl_coef, kl_estimator, whiten_rewards, gamma, lam); "
         "outputs: rewards, advantages, returns",
     )
-    for dtype, dt in DTYPES.items():
-        for seed, (estimator, whiten) in enumerate([("k1", False), ("k3", False), ("k1", True)]):
-            rng = np.random.default_rng(4100 + seed)
-            B, T = len(SEQUENCE_LENGTHS), 8  # batch, response length
-            inputs = {
-                "sequence_lengths": np.array(SEQUENCE_LENGTHS, np.int64),
-                "logprobs": (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt),
-                "ref_logprobs": (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt),
-                "values": grid(rng, (B, T), 1.0, dt),
-                "scores": grid(rng, B, 1.0, dt),
-            }
-            kwargs = {"kl_coef": 0.05, "kl_estimator": estimator, "whiten_rewards": whiten,
-                      "gamma": 1.0, "lam": 0.95}
+    settings = [("k1", False), ("k3", False), ("k1", True)]  # (kl_estimator, whiten_rewards)
+    for dtype, dt, rng, (estimator, whiten) in seeded(4100, settings):
+        B, T = len(SEQUENCE_LENGTHS), 8  # batch, response length
+        inputs = {
+            "sequence_lengths": np.array(SEQUENCE_LENGTHS, np.int64),
+            "logprobs": (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt),
+            "ref_logprobs": (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt),
+            "values": grid(rng, (B, T), 1.0, dt),
+            "scores": grid(rng, B, 1.0, dt),
+        }
+        kwargs = {"kl_coef": 0.05, "kl_estimator": estimator, "whiten_rewards": whiten,
+                  "gamma": 1.0, "lam": 0.95}
 
-            def run(inputs=inputs, kwargs=kwargs, B=B, T=T):
-                ns = {"torch": torch, "masked_whiten": f["masked_whiten"],
-                      "INVALID_LOGPROB": f["INVALID_LOGPROB"], "empty_cache": lambda: None,
-                      "args": types.SimpleNamespace(**kwargs),
-                      "responses": torch.zeros((B, T), dtype=torch.long),
-                      "sequence_lengths": torch.from_numpy(inputs["sequence_lengths"]),
-                      **{k: tensor(inputs[k]) for k in ("logprobs", "ref_logprobs", "values",
-                                                         "scores")}}
-                exec(f["rollout"][0], ns)
-                return {k: ns[k] for k in ("rewards", "advantages", "returns")}
+        def run(inputs=inputs, kwargs=kwargs, B=B, T=T):
+            ns = {"torch": torch, "masked_whiten": f["masked_whiten"],
+                  "INVALID_LOGPROB": f["INVALID_LOGPROB"], "empty_cache": lambda: None,
+                  "args": types.SimpleNamespace(**kwargs),
+                  "responses": torch.zeros((B, T), dtype=torch.long),
+                  "sequence_lengths": torch.from_numpy(inputs["sequence_lengths"]),
+                  **{k: tensor(inputs[k]) for k in ("logprobs", "ref_logprobs", "values",
+                                                     "scores")}}
+            exec(f["rollout"][0], ns)
+            return {k: ns[k] for k in ("rewards", "advantages", "returns")}
 
-            v.case("PPOTrainer.train (rewards, GAE, whitening)",
-                   f"{dtype} kl_estimator={estimator} whiten_rewards={whiten}", kwargs, inputs,
-                   run)
+        v.case("PPOTrainer.train (rewards, GAE, whitening)",
+               f"{dtype} kl_estimator={estimator} whiten_rewards={whiten}", kwargs, inputs,
+               run)
 
     v.operator(
         "PPOTrainer.train (value and policy losses)", f["losses"][1],
@@ -104,34 +103,32 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "(padding_mask: after each row's last response token; padding_mask_p1: one token "
         "later); outputs: vf_loss, pg_loss",
     )
-    for dtype, dt in DTYPES.items():
-        for seed, (cliprange, cliprange_value) in enumerate([(0.2, 0.2), (0.1, 0.5)]):
-            rng = np.random.default_rng(4200 + seed)
-            B, T = len(SEQUENCE_LENGTHS), 8  # batch, response length
-            idx = np.arange(T)[None, :]
-            seq = np.array(SEQUENCE_LENGTHS)[:, None]
-            mb_values = grid(rng, (B, T), 1.0, dt)
-            old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
-            inputs = {
-                "padding_mask": idx > seq, "padding_mask_p1": idx > seq + 1,
-                "vpred": (mb_values + grid(rng, (B, T), 0.5, dt)).astype(dt),
-                "mb_values": mb_values, "mb_return": grid(rng, (B, T), 1.0, dt),
-                "new_logprobs": (old + grid(rng, (B, T), 0.3, dt)).astype(dt),
-                "mb_logprobs": old, "mb_advantage": grid(rng, (B, T), 1.0, dt),
-            }
-            kwargs = {"cliprange": cliprange, "cliprange_value": cliprange_value}
+    for dtype, dt, rng, (cliprange, cliprange_value) in seeded(4200, [(0.2, 0.2), (0.1, 0.5)]):
+        B, T = len(SEQUENCE_LENGTHS), 8  # batch, response length
+        idx = np.arange(T)[None, :]
+        seq = np.array(SEQUENCE_LENGTHS)[:, None]
+        mb_values = grid(rng, (B, T), 1.0, dt)
+        old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
+        inputs = {
+            "padding_mask": idx > seq, "padding_mask_p1": idx > seq + 1,
+            "vpred": (mb_values + grid(rng, (B, T), 0.5, dt)).astype(dt),
+            "mb_values": mb_values, "mb_return": grid(rng, (B, T), 1.0, dt),
+            "new_logprobs": (old + grid(rng, (B, T), 0.3, dt)).astype(dt),
+            "mb_logprobs": old, "mb_advantage": grid(rng, (B, T), 1.0, dt),
+        }
+        kwargs = {"cliprange": cliprange, "cliprange_value": cliprange_value}
 
-            def run(inputs=inputs, kwargs=kwargs, B=B):
-                ns = {"torch": torch, "masked_mean": f["masked_mean"],
-                      "args": types.SimpleNamespace(**kwargs),
-                      "micro_batch_inds": np.arange(B),
-                      **{k: torch.from_numpy(np.array(x)) for k, x in inputs.items()}}
-                exec(f["losses"][0], ns)
-                return {"vf_loss": ns["vf_loss"], "pg_loss": ns["pg_loss"]}
+        def run(inputs=inputs, kwargs=kwargs, B=B):
+            ns = {"torch": torch, "masked_mean": f["masked_mean"],
+                  "args": types.SimpleNamespace(**kwargs),
+                  "micro_batch_inds": np.arange(B),
+                  **{k: torch.from_numpy(np.array(x)) for k, x in inputs.items()}}
+            exec(f["losses"][0], ns)
+            return {"vf_loss": ns["vf_loss"], "pg_loss": ns["pg_loss"]}
 
-            v.case("PPOTrainer.train (value and policy losses)",
-                   f"{dtype} cliprange={cliprange} cliprange_value={cliprange_value}", kwargs,
-                   inputs, run)
+        v.case("PPOTrainer.train (value and policy losses)",
+               f"{dtype} cliprange={cliprange} cliprange_value={cliprange_value}", kwargs,
+               inputs, run)
 
     # ---- the defaults the docstrings state ------------------------------------------------------
     config = Source(pin, wheel, "trl/experimental/ppo/ppo_config.py")

@@ -76,6 +76,13 @@ def test_stop_propagates_past_the_cell_so_the_page_reports_it_in_its_language(ca
     assert out.out == "before\n" and out.err == ""
 
 
+def _check_edited(exercise_id: str, old: str, new: str) -> dict:
+    """Check's result on the lesson's solution with ``old`` (which must be in it) made ``new``."""
+    code = LESSONS[exercise_id].exercise(blanked=False)
+    assert old in code
+    return check(EXERCISES[exercise_id], code.replace(old, new, 1))
+
+
 @pytest.mark.parametrize("exercise_id", sorted(LESSONS))
 def test_check_accepts_the_solution(exercise_id):
     lesson = LESSONS[exercise_id]
@@ -102,10 +109,7 @@ def test_check_accepts_the_solution(exercise_id):
     ],
 )
 def test_check_accepts_equivalent_spellings(exercise_id, old, new):
-    lesson = LESSONS[exercise_id]
-    code = lesson.exercise(blanked=False)
-    assert old in code
-    result = check(EXERCISES[exercise_id], code.replace(old, new, 1))
+    result = _check_edited(exercise_id, old, new)
     assert result["passed"] == result["total"], result["failures"]
 
 
@@ -128,10 +132,7 @@ def test_check_accepts_equivalent_spellings(exercise_id, old, new):
     ],
 )
 def test_check_rejects_wrong_answers_and_shows_the_inputs(exercise_id, old, new):
-    lesson = LESSONS[exercise_id]
-    code = lesson.exercise(blanked=False)
-    assert old in code
-    result = check(EXERCISES[exercise_id], code.replace(old, new, 1))
+    result = _check_edited(exercise_id, old, new)
     assert result["passed"] < result["total"]
     first = result["failures"][0]
     assert first["inputs"] and first["expected"] and first["reason"]

@@ -94,25 +94,35 @@ def _show(x: object) -> str:
     return repr(x)
 
 
-def _differs(got: object, want: object, ex: Exercise) -> str | None:
-    """Why ``got`` is not ``want`` (shape, structure or values), or None if they agree."""
+def _differs(got: object, want: object, ex: Exercise) -> dict | None:
+    """Why ``got`` is not ``want``, as a reason code with its values (the page words it in its
+    language, js/i18n.js ``why``), or None if they agree:
+
+    - ``{"code": "count", "got": n, "expected": m}``: n values returned, m expected;
+    - ``{"code": "shape", "got": [..], "expected": [..]}``;
+    - ``{"code": "values", "at": [[i, j], ...]}``: the first (at most 3) places that differ, none
+      for a scalar;
+    - any of them with ``"output": k`` (1-based) when the k-th of several outputs differs.
+    Check's other reasons: ``{"code": "raised", "message": traceback}`` (the learner's function
+    raised) and ``{"code": "type", "message": ...}`` (it returned something that is no tensor).
+    """
     if isinstance(want, tuple):
         if not isinstance(got, tuple) or len(got) != len(want):
             n = len(got) if isinstance(got, tuple) else 1
-            return f"returned {n} value(s), expected {len(want)}"
+            return {"code": "count", "got": n, "expected": len(want)}
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
             why = _differs(g, w, ex)
             if why:
-                return f"output {i + 1}: {why}"
+                return {**why, "output": i + 1}
         return None
     assert isinstance(got, np.ndarray) and isinstance(want, np.ndarray)
     if got.shape != want.shape and not (got.size == 1 and want.size == 1):
-        return f"shape {list(got.shape)}, expected {list(want.shape)}"
+        return {"code": "shape", "got": list(got.shape), "expected": list(want.shape)}
     close = np.isclose(got.reshape(want.shape), want, rtol=ex.rtol, atol=ex.atol,
                        equal_nan=True)
     if not close.all():
-        where = [list(map(int, i)) for i in np.argwhere(~close)[:3]] if want.ndim else []
-        return "values differ" + (" at " + ", ".join(map(str, where)) if where else "")
+        at = [list(map(int, i)) for i in np.argwhere(~close)[:3]] if want.ndim else []
+        return {"code": "values", "at": at}
     return None
 
 
@@ -269,7 +279,7 @@ def _inputs_read(shown: object, like: dict) -> dict | None:
     return {name: v.copy() if type(v) is np.ndarray else v for name, v in shown.items()}
 
 
-def _described(case: int, inputs: dict, want: object, got: object, reason: str,
+def _described(case: int, inputs: dict, want: object, got: object, reason: dict,
                shrunk: bool = False) -> dict:
     return {
         "case": case + 1,
@@ -286,8 +296,9 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
     learner's outputs of phase 1.
 
     Returns ``{"total", "passed", "failures": [{"case", "shrunk", "inputs", "expected", "got",
-    "reason"}], "error"}``; one failure is described: the smallest failing case phase 1 found,
-    if the reference confirms it, else the first failing case as drawn.
+    "reason"}], "error"}`` (``reason``: a code with its values, :func:`_differs`); one failure
+    is described: the smallest failing case phase 1 found, if the reference confirms it, else
+    the first failing case as drawn.
     """
     if type(phase1) is not tuple:
         phase1 = ([], "the code could not run")
@@ -303,13 +314,13 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
         raw = outputs[case] if type(outputs) is list and case < len(outputs) else None
         got: object = None
         if type(raw) is Raised:
-            reason = str.__str__(raw)
+            reason = {"code": "raised", "message": str.__str__(raw)}
         else:
             try:
                 got = _to_numpy(raw)
                 reason = _differs(got, want, ex)
             except TypeError as err:
-                got, reason = None, f"TypeError: {err}"
+                got, reason = None, {"code": "type", "message": str(err)}
         if reason is None:
             result["passed"] += 1
         elif not result["failures"]:
@@ -321,7 +332,8 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
         if type(case) is int and 0 <= case < cases and small is not None:
             want = _want(ex, small)
             if want is not None and type(raw) is Raised:
-                result["failures"] = [_described(case, small, want, None, str.__str__(raw), True)]
+                reason = {"code": "raised", "message": str.__str__(raw)}
+                result["failures"] = [_described(case, small, want, None, reason, True)]
             elif want is not None:
                 try:
                     got = _to_numpy(raw)

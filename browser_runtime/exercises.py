@@ -4,20 +4,22 @@ A lesson file (``docs/<chapter>/<name>.py``) ends with a ``check`` section, the 
 exercise is declared::
 
     # --8<-- [start:check]
-    TITLE = {"en": "Importance Ratio", "zh": "重要性采样比"}  # heading of its drill
-    REFERENCE = "importance_ratio"  # the rl_ops_numpy function Check compares with
-    TIMEOUT = 10  # optional: seconds one run may take in the browser
-    RTOL, ATOL = 1e-4, 1e-5  # optional: how close Check wants the values
+    TITLE = {"en": "Importance Ratio", "zh": "重要性采样比"}
 
 
     def inputs(draw):
-        B, T = draw.size()  # batch, response length
+        B, T = draw.size()
         return {"new_logprobs": draw.normal((B, T), 0.5), ..., "mask": draw.mask(B, T)}
     # --8<-- [end:check]
 
-``inputs(draw)`` returns the function's arguments for one random case, in its parameter order
-(the learner's function is called positionally, the reference with keywords). :class:`Draw` is
-the one generator of random inputs: sizes, masks of every layout, normals, choices.
+``TITLE`` is the heading of its drill, one per language. ``inputs(draw)`` returns the function's
+arguments for one random case, in its parameter order (the learner's function is called
+positionally, the reference with keywords). :class:`Draw` is the one generator of random inputs:
+sizes, masks of every layout, normals, choices, and what several exercises draw alike (groups,
+scores, advantages). After ``TITLE`` the section may set, each on a line of its own:
+``REFERENCE = "compute_gae_episode"``, the ``rl_ops_numpy`` function Check compares with when it
+is not the one of the exercise's own name; ``TIMEOUT``, the seconds one run may take in the
+browser; ``RTOL, ATOL``, how close Check wants the values (:class:`Exercise` holds the defaults).
 
 The id of an exercise is ``<chapter>/<name>`` (``ppo/compute_gae``), unique across the site: the
 page, the download, the drill, saved work and Check all use it. The site build parses the section
@@ -44,12 +46,11 @@ LAYOUTS = ("full", "right", "left", "both", "holes", "zero_rows", "all_zero")
 # the constants a check section may set: name -> (required, type)
 _CONSTANTS = {
     "TITLE": (True, dict),
-    "REFERENCE": (True, str),
+    "REFERENCE": (False, str),
     "TIMEOUT": (False, (int, float)),
     "RTOL": (False, (int, float)),
     "ATOL": (False, (int, float)),
 }
-LANGUAGES = ("en", "zh")
 
 
 def mask(rng: np.random.Generator, B: int, T: int, layout: str) -> np.ndarray:
@@ -91,7 +92,8 @@ class Draw:
         self._size = size
 
     def size(self, max_b: int = 4, max_t: int = 8) -> tuple[int, int]:
-        """``(B, T)``: (1, 1) for case 0, else up to ``max_b`` × ``max_t``."""
+        """``(B, T)``, batch and response length: (1, 1) for case 0, else up to ``max_b`` ×
+        ``max_t``."""
         if self._size is not None:
             return self._size
         if self.case == 0:
@@ -133,6 +135,21 @@ class Draw:
         """True with probability ``p``."""
         return bool(self.rng.random() < p)
 
+    def groups(self, max_groups: int = 4) -> tuple[int, int]:
+        """``(G, N)``: G responses to each prompt (2, 3, 4 or 8), N = groups × G of them in all,
+        from 1 to ``max_groups`` groups."""
+        G = self.choice([2, 3, 4, 8])
+        return G, G * self.length(1, max_groups)
+
+    def scores(self, N: int) -> np.ndarray:
+        """``[N]`` scores of responses: a verifier's 0/1 (so many groups all equal) or a reward
+        model's real numbers."""
+        return self.choice([0.0, 1.0], N) if self.coin() else self.normal(N)
+
+    def advantages(self, B: int, T: int) -> np.ndarray:
+        """Advantages of a batch: one per response ``[B]`` or one per token ``[B, T]``."""
+        return self.normal(B) if self.coin() else self.normal((B, T))
+
 
 @dataclass(frozen=True)
 class Exercise:
@@ -142,15 +159,17 @@ class Exercise:
     function: str  # the name of the function the learner writes
     source: str = field(repr=False)  # the check section's code
     title: dict[str, str] = field(default_factory=dict)
-    reference: str = ""
+    reference: str = ""  # the rl_ops_numpy function Check compares with
     timeout: float = 10.0
     rtol: float = 1e-4
     atol: float = 1e-5
 
     @classmethod
-    def parse(cls, id: str, function: str, source: str) -> Exercise:
+    def parse(cls, id: str, function: str, source: str,
+              languages: tuple[str, ...] | None = None) -> Exercise:
         """Read the constants of a check section (as literals: nothing runs) and make sure it
-        defines ``inputs(draw)``. Errors name the exercise and what is wrong."""
+        defines ``inputs(draw)`` and, given the site's ``languages`` (the build gives them:
+        site_build.languages), a title in each. Errors name the exercise and what is wrong."""
         where = f"{id}: the check section"
         try:
             tree = ast.parse(source)
@@ -174,14 +193,15 @@ class Exercise:
         unknown = sorted(set(values) - set(_CONSTANTS))
         if unknown:
             raise ValueError(f"{where} sets {unknown}; it may set {sorted(_CONSTANTS)}")
-        if sorted(values["TITLE"]) != sorted(LANGUAGES):
-            raise ValueError(f"{where}: TITLE needs one title per language {LANGUAGES}")
+        if languages is not None and sorted(values["TITLE"]) != sorted(languages):
+            raise ValueError(f"{where}: TITLE needs one title per language {languages}")
         if not any(isinstance(n, ast.FunctionDef) and n.name == "inputs" for n in tree.body):
             raise ValueError(f"{where} does not define inputs(draw)")
         return cls(
             id=id, function=function, source=source, title=dict(values["TITLE"]),
-            reference=values["REFERENCE"], timeout=float(values.get("TIMEOUT", 10)),
-            rtol=float(values.get("RTOL", 1e-4)), atol=float(values.get("ATOL", 1e-5)),
+            reference=values.get("REFERENCE", function),
+            timeout=float(values.get("TIMEOUT", cls.timeout)),
+            rtol=float(values.get("RTOL", cls.rtol)), atol=float(values.get("ATOL", cls.atol)),
         )
 
     def inputs(self, seed: int, case: int, **draw: Any) -> Inputs:

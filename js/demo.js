@@ -7,9 +7,10 @@
 // `python -m rl_ops_numpy.demo --json`}</script></div>. All text is set with textContent.
 
 import uPlot from "../uplot/uPlot.esm.js";
-import { el, mountAll } from "./dom.js";
-import { describeOutcome, strings } from "./i18n.js";
-import { python } from "./runtime.js";
+import { el, mountAll, OutputView } from "./dom.js";
+import { strings } from "./i18n.js";
+import { prefetch, start } from "./runtime.js";
+import { JobView } from "./view.js";
 
 // [chart id, metric, phases drawn in it]; the steps on the x axis are the first phase's
 const CHARTS = [
@@ -102,21 +103,19 @@ class Demo {
     }
     this.summary = el("p", { class: "rl-demo-summary", "data-summary": "" });
     this.words = el("div", { class: "rl-demo-words" });
-    this.error = el("pre", { class: "rl-output", hidden: "", "data-output": "" });
-    this.root.append(bar, this.progress, this.grid, this.summary, this.error, this.words);
+    const error = el("pre", { class: "rl-output", hidden: "", "data-output": "" });
+    this.root.append(bar, this.progress, this.grid, this.summary, error, this.words);
+    this.view = new JobView(t, {
+      root: this.root,
+      starts: [this.runButton, this.variants],
+      stop: this.stopButton,
+      status: this.status,
+      progress: { box: this.progress, bar: this.progress, label: this.status },
+      output: new OutputView(error),
+    });
     this.runButton.addEventListener("click", () => this.run());
-    this.runButton.addEventListener("pointerenter", () =>
-      python().then(
-        (rt) => rt.prefetch(),
-        () => {},
-      ),
-    );
-    this.stopButton.addEventListener("click", () =>
-      python().then(
-        (rt) => rt.stop(this.job),
-        () => {},
-      ),
-    );
+    this.runButton.addEventListener("pointerenter", prefetch);
+    this.stopButton.addEventListener("click", () => this.view.job?.stop());
     this._showWords(this.sample.eval, this.t.demoSampleWords);
     this._summarise(this.sample, this.t.demoSampleSeries);
   }
@@ -204,66 +203,28 @@ class Demo {
     this.words.append(table);
   }
 
-  /** Train in the page's Python. Loading, offline and failure each say what happened, and Run
-   * stays the way out (it tries again). */
-  async run() {
-    const t = this.t;
-    if (this.runButton.disabled) return;
-    this.runButton.disabled = true; // before any await: a double click starts one run
-    this.variants.disabled = true; // the run's configuration is fixed once it is asked for
-    this.error.hidden = true;
-    this.status.textContent = t.loading;
-    let rt;
-    try {
-      rt = await python();
-    } catch (err) {
-      return this._fail(t.loadFailed("python.js", String(err?.message ?? err), !navigator.onLine));
-    }
+  /** Train in the page's Python; its curves are drawn as they come. Loading, offline, Stop and
+   * failure each say what happened (the view), and Run stays the way out (it tries again). */
+  run() {
+    if (this.view.busy) return null; // a double click starts one run
     this.live = Object.fromEntries(PHASES.map((p) => [p, {}]));
     this._draw();
-    this.stopButton.disabled = false;
-    this.progress.hidden = false;
-    this.progress.removeAttribute("value");
-    const started = performance.now();
-    const unwatch = rt.onProgress((p) => {
-      if (p.stage) this.status.textContent = t.fetching(p.stage, p.loaded, p.total);
+    const job = start("demo", { config: this.variants.checked ? { grpo_variants: true } : {} });
+    job.on((e) => {
+      if (e.type === "event") this._onLog(e.data);
     });
-    const job = rt.demo({
-      config: this.variants.checked ? { grpo_variants: true } : {},
-      onState: (state) => {
-        if (state === "running") this.status.textContent = t.running;
+    return this.view.follow(job, {
+      labels: { queued: this.t.loading },
+      onDone: (outcome, ms) => {
+        this._showWords(outcome.result.eval, this.t.demoYourWords);
+        this._summarise(outcome.result, this.t.demoLiveSeries);
+        return this.t.demoDone((ms / 1000).toFixed(1));
       },
-      onEvent: (e) => this._onLog(e),
     });
-    this.job = job;
-    const outcome = await job.done;
-    unwatch();
-    this.job = null;
-    this.stopButton.disabled = true;
-    this.progress.hidden = true;
-    this.variants.disabled = false;
-    if (outcome.state === "done") {
-      this.runButton.disabled = false;
-      this.status.textContent = t.demoDone(((performance.now() - started) / 1000).toFixed(1));
-      this._showWords(outcome.result.eval, t.demoYourWords);
-      this._summarise(outcome.result, t.demoLiveSeries);
-      return;
-    }
-    const said = describeOutcome(outcome, t);
-    this._fail(outcome.state === "stopped" ? t.stopped : (said?.text ?? t.failed));
-  }
-
-  _fail(message) {
-    this.runButton.disabled = false;
-    this.variants.disabled = false;
-    this.stopButton.disabled = true;
-    this.progress.hidden = true;
-    this.status.textContent = "";
-    this.error.hidden = false;
-    this.error.textContent = message;
   }
 
   _onLog({ phase, step, total, metrics }) {
+    this.progress.hidden = false;
     this.progress.value = step / total;
     const name = phase === "sft" ? "SFT" : this.t.demoPhaseName[phase];
     this.status.textContent = this.t.demoPhase(name, step, total);

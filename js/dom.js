@@ -59,8 +59,22 @@ export function saveJSON(key, value) {
   }
 }
 
-/** localStorage: exercise id -> {version} once its Check passed (runner.js writes, progress.js reads). */
-export const SOLVED = "rl-ops/solved/";
+/** Every localStorage key the site writes, by its prefix (+ exercise id, unless said otherwise). */
+export const STORAGE = {
+  cell: "rl-ops/cell/", // a cell's work: {version, blanks, editor, editing} (runner.js); + "/previous"
+  solved: "rl-ops/solved/", // {version} once the exercise passed Check (runner.js; progress.js reads)
+  drill: "rl-ops/drill/", // a drill's record: {best, attempts} (drill.js; progress.js reads)
+  drillTyped: "rl-ops/drill/typed/", // what was typed into a drill's mask: {mask, answers}
+  drillMisses: "rl-ops/drill/misses", // the one key: {token text: times missed}, every drill's
+};
+
+let config = null;
+
+/** The site's configuration, as the build wrote it into <script id="rl-config"> (overrides/main.html). */
+export function siteConfig() {
+  config ??= JSON.parse(document.getElementById("rl-config")?.textContent || "{}");
+  return config;
+}
 
 /** A plain object (not null, not an array). */
 export const isRecord = (v) => typeof v === "object" && v !== null && !Array.isArray(v);

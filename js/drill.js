@@ -6,13 +6,12 @@
 // and can be shared. Exact answers are decided here at once; other answers can be accepted "by
 // meaning" by the Python worker, loaded only then.
 
-import { el, isRecord, loadJSON, mountAll, saveJSON } from "./dom.js";
+import { el, isRecord, loadJSON, mountAll, STORAGE, saveJSON } from "./dom.js";
 import { strings } from "./i18n.js";
-import { python } from "./runtime.js";
+import { start } from "./runtime.js";
+import { JobView } from "./view.js";
 
 const RATIOS = [0.1, 0.15, 0.2, 0.3, 0.5];
-const STORE = "rl-ops/drill/";
-const MISSES = `${STORE}misses`; // {token text: times missed}, shared by every drill
 
 // ---- seeded randomness -----------------------------------------------------------------------
 
@@ -68,6 +67,9 @@ class Drill {
     this.ratio = 0.15;
     this.seed = 0;
     this.inputs = [];
+    // where the learner is with the mask shown: "fresh" (not in the URL yet), "kept" (in the URL:
+    // they started on it), "checked" (its first check is in the record), "revealed"
+    this.phase = "fresh";
     this._buildUi();
     const fromUrl = this._readUrl();
     if (fromUrl) Object.assign(this, fromUrl);
@@ -120,6 +122,8 @@ class Drill {
     // what a wrong slot's aria-describedby points to (read by screen readers; not shown)
     this.wrongHelp = el("span", { id: `rl-wrong-${this.data.id.replace("/", "-")}`, hidden: "" }, t.drillWrongSlot);
     this.root.append(this.banner, this.note, this.seedLine, this.wrongHelp);
+    // Python's checks by meaning: the Check button waits for them, the note says they are running
+    this.view = new JobView(t, { root: this.root, starts: [this.checkButton], status: this.note });
 
     this.select.addEventListener("change", () => {
       this.ratio = Number(this.select.value) / 100;
@@ -152,7 +156,7 @@ class Drill {
 
   /** Among a few fresh seeds, the one whose mask holds the most tokens this learner has missed. */
   _weakSeed() {
-    const misses = loadJSON(MISSES, {}, validMisses);
+    const misses = loadJSON(STORAGE.drillMisses, {}, validMisses);
     const weight = (seed) =>
       pick(seed, this.candidates, this.masked).reduce((w, i) => w + missed(misses, this.data.slots[i].text), 0);
     let best = freshSeed();
@@ -177,8 +181,8 @@ class Drill {
    * seed in the URL now; otherwise the first keystroke does. */
   apply(seed, { focus = true, keep = true } = {}) {
     this.seed = seed >>> 0;
-    this.attempt = (this.attempt ?? 0) + 1; // a new attempt: a check still waiting on Python is dropped
-    this.recorded = false; // its first check goes into the record
+    this.view.job?.stop(); // a check of the previous mask still waiting on Python is dropped
+    this.view.drop();
     this.spans = this.spans.map((span, i) => {
       const fresh = this.originals[i].cloneNode(true);
       span.replaceWith(fresh);
@@ -198,7 +202,7 @@ class Drill {
         "aria-label": this.t.drillBlankLabel(k + 1, chosen.length, info.line),
       });
       input.addEventListener("input", () => {
-        if (!this.kept) this._writeUrl();
+        if (this.phase === "fresh") this._writeUrl();
         this._fit(input);
         input.classList.remove("rl-right", "rl-wrong", "rl-equivalent");
         this._saveTyped();
@@ -217,8 +221,7 @@ class Drill {
     this.stats.removeAttribute("data-band");
     this.banner.hidden = true;
     this.note.hidden = true;
-    this.revealed = false;
-    this.kept = false;
+    this.phase = "fresh";
     if (keep) this._writeUrl();
     this._showMeta();
     if (focus) this.inputs[0]?.focus();
@@ -231,7 +234,7 @@ class Drill {
   // ---- typed answers survive a reload: {mask, answers: {slot: text}} per drill ----------------
 
   get typedKey() {
-    return `${STORE}typed/${this.data.id}`;
+    return STORAGE.drillTyped + this.data.id;
   }
 
   _saveTyped() {
@@ -279,11 +282,11 @@ class Drill {
     const url = new URL(location.href);
     url.searchParams.set(this.urlKey, this.maskName);
     history.replaceState(history.state, "", url);
-    this.kept = true;
+    if (this.phase === "fresh") this.phase = "kept";
   }
 
   _showMeta() {
-    const record = loadJSON(STORE + this.data.id, { best: null, attempts: 0 }, validRecord);
+    const record = loadJSON(STORAGE.drill + this.data.id, { best: null, attempts: 0 }, validRecord);
     this.seedLine.replaceChildren();
     const seed = el("span", { class: "rl-drill-seed" }, this.t.drillSeed(this.seed.toString(16)));
     const rec = el("span", {}, this.t.drillRecord(record.best, record.attempts));
@@ -293,10 +296,10 @@ class Drill {
       this.t.drillResetRecord,
     );
     reset.addEventListener("click", () => {
-      saveJSON(STORE + this.data.id, undefined);
-      const misses = loadJSON(MISSES, {}, validMisses);
+      saveJSON(STORAGE.drill + this.data.id, undefined);
+      const misses = loadJSON(STORAGE.drillMisses, {}, validMisses);
       for (const s of this.data.slots) delete misses[s.text];
-      saveJSON(MISSES, misses);
+      saveJSON(STORAGE.drillMisses, misses);
       this._showMeta();
     });
     this.seedLine.append(seed, " · ", rec, " ", reset);
@@ -306,9 +309,8 @@ class Drill {
 
   async check() {
     // one check at a time: clicks and Ctrl+Enter while Python decides are not new attempts
-    if (this.revealed || !this.inputs.length || this.checking) return;
+    if (this.phase === "revealed" || !this.inputs.length || this.view.busy) return;
     const t = this.t;
-    const attempt = this.attempt;
     const results = this.inputs.map((input) => {
       const want = this.data.slots[Number(input.dataset.slot)].text;
       return normalise(input.value) === normalise(want);
@@ -316,30 +318,19 @@ class Drill {
     this._mark(results, new Set());
     const wrong = this.inputs.filter((_, k) => !results[k] && normalise(this.inputs[k].value) !== "");
     if (!wrong.length) return this._record(results);
-    // answers that differ in text may still mean the same: ask Python
-    this.note.hidden = false;
-    this.note.textContent = t.drillAsking;
+    // answers that differ in text may still mean the same: ask Python, one answer at a time
     const equivalent = new Set();
-    this.checking = true;
-    this.checkButton.disabled = true;
-    try {
-      const rt = await python();
-      for (const input of wrong) {
-        const job = rt.check(this.data.id, this._program(input), null);
-        const outcome = await job.done;
-        if (outcome.state !== "done") throw new Error(outcome.failure?.message ?? outcome.state);
-        const r = outcome.result;
-        if (!r.error && r.total > 0 && r.passed === r.total) equivalent.add(input);
+    for (const input of wrong) {
+      const job = start("check", { exercise: this.data.id, code: this._program(input), parts: null });
+      const outcome = await this.view.follow(job, { labels: { queued: t.drillAsking, running: t.drillAsking } });
+      if (outcome === null) return; // the learner moved on to another mask meanwhile
+      if (outcome.state !== "done") {
+        this.note.textContent = t.drillNoPython;
+        return this._record(results);
       }
-    } catch {
-      if (attempt !== this.attempt) return; // the learner moved on to another mask meanwhile
-      this.note.textContent = t.drillNoPython;
-      return this._record(results);
-    } finally {
-      this.checking = false;
-      this.checkButton.disabled = false;
+      const r = outcome.result;
+      if (!r.error && r.total > 0 && r.passed === r.total) equivalent.add(input);
     }
-    if (attempt !== this.attempt) return;
     const final = this.inputs.map((input, k) => results[k] || equivalent.has(input));
     this._record(final);
     this._mark(final, equivalent);
@@ -348,16 +339,11 @@ class Drill {
       : t.drillNotEquivalent;
   }
 
-  /** The answer function with every slot as written, except `input`, which holds the learner's text. */
+  /** The program the build shipped, with `input`'s slot holding the learner's text. */
   _program(input) {
-    const slot = Number(input.dataset.slot);
-    const spans = this.code.cloneNode(true);
-    const target = spans.querySelector(`.rl-slot[data-slot-index="${slot}"]`);
-    for (const s of spans.querySelectorAll(".rl-slot")) {
-      const i = Number(s.dataset.slotIndex);
-      s.textContent = s === target ? input.value : this.data.slots[i].text;
-    }
-    return `${this.data.imports}\n\n${spans.textContent}`;
+    const { code, imports, slots } = this.data;
+    const slot = slots[Number(input.dataset.slot)];
+    return `${imports}\n\n${code.slice(0, slot.start)}${input.value}${code.slice(slot.end)}`;
   }
 
   _mark(results, equivalent) {
@@ -383,17 +369,18 @@ class Drill {
   /** Count this mask's first check: one attempt, its misses, and maybe a new best. A second
    * check of the same mask (after fixing an answer) changes nothing in the record. */
   _record(results) {
-    if (this.recorded) return;
-    this.recorded = true;
-    const misses = loadJSON(MISSES, {}, validMisses);
+    if (this.phase === "checked") return;
+    this._writeUrl(); // a checked mask is one the learner started on
+    this.phase = "checked";
+    const misses = loadJSON(STORAGE.drillMisses, {}, validMisses);
     this.inputs.forEach((input, k) => {
       if (!results[k]) {
         const text = this.data.slots[Number(input.dataset.slot)].text;
         misses[text] = missed(misses, text) + 1;
       }
     });
-    saveJSON(MISSES, misses);
-    const key = STORE + this.data.id;
+    saveJSON(STORAGE.drillMisses, misses);
+    const key = STORAGE.drill + this.data.id;
     const record = loadJSON(key, { best: null, attempts: 0 }, validRecord);
     const pct = Math.round((100 * results.filter(Boolean).length) / results.length);
     saveJSON(key, { best: Math.max(record.best ?? 0, pct), attempts: record.attempts + 1 });
@@ -408,8 +395,9 @@ class Drill {
       input.replaceWith(shown);
     }
     this.inputs = [];
-    this.revealed = true;
-    this.attempt++; // the attempt is over: a check still waiting on Python is dropped
+    this.phase = "revealed";
+    this.view.job?.stop(); // the attempt is over: a check still waiting on Python is dropped
+    this.view.drop();
     this.banner.hidden = true;
     this.note.hidden = true;
   }

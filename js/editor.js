@@ -12,7 +12,16 @@
 import { el } from "./dom.js";
 
 const VENDOR = new URL("../prism-code-editor/", import.meta.url);
-const STYLES = [new URL("layout.css", VENDOR), new URL("../stylesheets/editor.css", import.meta.url)];
+// what this module loads of prism-code-editor: the core, its commands, Python's grammar
+// (highlighting) and behaviour (comments, indenting), the layout. The build serves these and what
+// they import (site_build/plugin.py reads this list)
+export const VENDOR_FILES = [
+  "index.js",
+  "extensions/commands/index.js",
+  "prism/languages/python.js",
+  "languages/python.js",
+  "layout.css",
+];
 const INDENT = "    ";
 const MAX_ROWS = 40; // the plain textarea grows with its text up to this many rows
 
@@ -32,11 +41,11 @@ let library = null;
 /** prism-code-editor's modules and styles, fetched once per page. */
 function loadLibrary() {
   library ??= Promise.all([
-    import(new URL("index.js", VENDOR).href),
-    import(new URL("extensions/commands/index.js", VENDOR).href),
-    import(new URL("prism/languages/python.js", VENDOR).href), // the grammar (highlighting)
-    import(new URL("languages/python.js", VENDOR).href), // the behaviour (comments, indenting)
-    ...STYLES.map(stylesheet),
+    ...VENDOR_FILES.map((name) => {
+      const url = new URL(name, VENDOR);
+      return name.endsWith(".css") ? stylesheet(url) : import(url.href);
+    }),
+    stylesheet(new URL("../stylesheets/editor.css", import.meta.url)),
   ]).then(([core, commands]) => ({ core, commands }));
   library.catch(() => (library = null)); // offline now: the next Edit tries again
   return library;

@@ -1,5 +1,7 @@
 // Every UI string of the widgets, in both languages. The page's <html lang> picks the table.
 
+import { siteConfig } from "./dom.js";
+
 const STRINGS = {
   zh: {
     run: "运行",
@@ -39,18 +41,12 @@ const STRINGS = {
     checkFailed: (bad, n) => `${n} 组随机输入中有 ${bad} 组与参考实现不一致：`,
     checkCase: (i) => `第 ${i} 组`,
     checkShrunk: (i) => `最小的失败输入（由第 ${i} 组随机输入缩小而来）`,
-    // why a case failed, as browser_runtime/check.py words it
-    why: (reason) => {
-      const output = reason.match(/^output (\d+): (.*)$/s);
-      const [head, rest] = output ? [`第 ${output[1]} 个输出：`, output[2]] : ["", reason];
-      return (
-        head +
-        rest
-          .replace(/^values differ at /, "这些位置的数值不同：")
-          .replace(/^values differ$/, "数值不同")
-          .replace(/^shape (\[.*?\]), expected (\[.*?\])$/, "形状为 $1，应为 $2")
-          .replace(/^returned (\d+) value\(s\), expected (\d+)$/, "返回了 $1 个值，应为 $2 个")
-      );
+    // why a case failed: browser_runtime/check.py's reason code, with its values
+    why: {
+      count: (r) => `返回了 ${r.got} 个值，应为 ${r.expected} 个`,
+      shape: (r) => `形状为 ${list(r.got)}，应为 ${list(r.expected)}`,
+      values: (r) => (r.at.length ? `这些位置的数值不同：${r.at.map(list).join("、")}` : "数值不同"),
+      output: (k) => `第 ${k} 个输出：`,
     },
     inputs: "输入",
     expected: "期望",
@@ -163,7 +159,12 @@ const STRINGS = {
     checkFailed: (bad, n) => `${bad} of ${n} random inputs ${plural(bad, "disagrees", "disagree")} with the reference:`,
     checkCase: (i) => `Case ${i}`,
     checkShrunk: (i) => `Smallest failing input (shrunk from random case ${i})`,
-    why: (reason) => reason,
+    why: {
+      count: (r) => `returned ${r.got} ${plural(r.got, "value", "values")}, expected ${r.expected}`,
+      shape: (r) => `shape ${list(r.got)}, expected ${list(r.expected)}`,
+      values: (r) => (r.at.length ? `values differ at ${r.at.map(list).join(", ")}` : "values differ"),
+      output: (k) => `output ${k}: `,
+    },
     inputs: "Inputs",
     expected: "Expected",
     got: "Yours",
@@ -245,6 +246,21 @@ function plural(n, one, other) {
   return englishPlural.select(n) === "one" ? one : other;
 }
 
+/** A shape or an index as Python prints a list: [2, 3]. */
+function list(xs) {
+  return `[${xs.join(", ")}]`;
+}
+
+/** Why a case of Check failed (a reason code of browser_runtime/check.py), in the page's words.
+ * The learner's own exception (raised) and a result that is no tensor (type) are shown as Python
+ * wrote them. */
+export function reasonText(reason, t) {
+  if (reason.code === "raised") return reason.message;
+  if (reason.code === "type") return `TypeError: ${reason.message}`;
+  const head = reason.output ? t.why.output(reason.output) : "";
+  return head + t.why[reason.code](reason);
+}
+
 function mb(bytes) {
   return (bytes / 1e6).toFixed(1);
 }
@@ -268,8 +284,8 @@ export function describeOutcome(outcome, t, { limitMs = 0 } = {}) {
   return null;
 }
 
-/** The string table of the page's language (zh by default). */
+/** The string table of the page's language (<html lang>), or else of the site's default one
+ * (the first of the languages the build configured: site_build/languages.py). */
 export function strings(doc = document) {
-  const lang = (doc.documentElement.lang || "zh").slice(0, 2);
-  return STRINGS[lang] ?? STRINGS.zh;
+  return STRINGS[doc.documentElement.lang] ?? STRINGS[siteConfig().languages[0]];
 }

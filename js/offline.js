@@ -2,7 +2,9 @@
 // visited and the Python runtime for offline use (see js/sw.js). A page that loaded before the
 // worker took control hands it the URLs it used, so this very page works offline too.
 
-const config = JSON.parse(document.getElementById("rl-config")?.textContent || "{}");
+import { siteConfig } from "./dom.js";
+
+const config = siteConfig();
 
 if ("serviceWorker" in navigator && window.isSecureContext && config.base) {
   const base = new URL(config.base, location.href);

@@ -3,14 +3,11 @@
 // reset. Markup (written by the site build, `<!-- rl:progress -->`): <div data-progress><script
 // class="rl-progress-data">[{href, title, exercises: [{id, title}]}]</script></div>.
 
-import { el, isRecord, loadJSON, mountAll, SOLVED, saveJSON } from "./dom.js";
+import { el, isRecord, loadJSON, mountAll, STORAGE, saveJSON } from "./dom.js";
 import { strings } from "./i18n.js";
 
-const DRILL = "rl-ops/drill/"; // + exercise id: {best, attempts}, written by drill.js
-const DRILL_MISSES = `${DRILL}misses`;
-
 const drillBest = (id) => {
-  const record = loadJSON(DRILL + id, null, isRecord);
+  const record = loadJSON(STORAGE.drill + id, null, isRecord);
   return Number.isFinite(record?.best) ? record.best : null;
 };
 
@@ -36,7 +33,7 @@ class Progress {
     for (const h of [t.progressChapter, t.progressSolved, t.progressDrill]) head.append(el("th", { scope: "col" }, h));
     const rows = this.chapters.map((chapter) => {
       const ids = chapter.exercises.map((e) => e.id);
-      const solved = ids.filter((id) => loadJSON(SOLVED + id, null, isRecord)).length;
+      const solved = ids.filter((id) => loadJSON(STORAGE.solved + id, null, isRecord)).length;
       const bests = ids.map(drillBest).filter((b) => b !== null);
       const drills = bests.length ? t.progressDrillBest(Math.max(...bests), bests.length, ids.length) : "—";
       const row = el("tr", { "data-chapter": chapter.href });
@@ -57,11 +54,11 @@ class Progress {
     if (!confirm(this.t.progressResetConfirm)) return;
     for (const chapter of this.chapters) {
       for (const { id } of chapter.exercises) {
-        saveJSON(SOLVED + id, undefined);
-        saveJSON(DRILL + id, undefined);
+        saveJSON(STORAGE.solved + id, undefined);
+        saveJSON(STORAGE.drill + id, undefined);
       }
     }
-    saveJSON(DRILL_MISSES, undefined);
+    saveJSON(STORAGE.drillMisses, undefined);
     this.render();
   }
 }

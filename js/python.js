@@ -1,12 +1,9 @@
 // The page's side of the Python worker: one runtime per page, one job layer for every widget.
 //
-// Every cell's Run and Check, the drill's check by meaning and the demo are jobs. A job is a
-// small state machine (JOB_STATES): queued -> running -> done | stopped | timed-out | failed,
-// or, when it ends before any of its code runs (a syntax error, a failed download, a Stop),
-// queued -> done | stopped | failed. The runtime keeps them in one queue and sends the worker one job
-// at a time (js/worker.js has the protocol); every message from the worker names its job, and
-// arrives on a MessageChannel port that only the worker's module code holds, so no Python code
-// can forge one.
+// Every cell's Run and Check, the drill's check by meaning and the demo are jobs (js/job.js has
+// their states). The runtime keeps them in one queue and sends the worker one job at a time
+// (js/worker.js has the protocol); every message from the worker names its job, and arrives on a
+// MessageChannel port that only the worker's module code holds, so no Python code can forge one.
 //
 // Limits are enforced from here, outside the interpreter: a run's time limit counts from the
 // moment its code starts; a job the worker does not acknowledge within ACK_MS, or a runtime whose
@@ -16,68 +13,26 @@
 // its worker, and the next job starts a fresh one. The worker also asks for a fresh one when a
 // job left the interpreter in a state it cannot put back.
 
+import { siteConfig } from "./dom.js";
+import { Job } from "./job.js";
+
 const workerURL = new URL("./worker.js", import.meta.url);
 const ACK_MS = 5000; // a live worker acknowledges a job at once; Python only runs after the ack
 const STALL_MS = 30000; // loading may be slow, but not silent this long
 export const INTERRUPT_GRACE_MS = 5000; // an interrupted job's code may take this long to end (C code never sees it)
 export const SIGNAL_AGAIN_MS = 250; // Stop repeats its interrupt this often until the code ends
 
-/** The states of a job and the moves between them. */
-export const JOB_STATES = {
-  queued: ["running", "done", "stopped", "failed"],
-  running: ["done", "stopped", "timed-out", "failed"],
-  done: [],
-  stopped: [],
-  "timed-out": [],
-  failed: [],
-};
-
-let nextId = 1;
-
-export class Job {
-  /**
-   * @param {string} kind "load" | "run" | "check" | "demo"
-   * @param {object} payload what the worker needs (code, parts, exercise)
-   * @param {{limitMs?: number, quietMs?: number, onState?, onOutput?, onEvent?}} options
-   *   limitMs: time the code may run (0: none); quietMs: longest silence while running (demo)
-   */
-  constructor(kind, payload, options = {}) {
-    this.id = nextId++;
-    this.kind = kind;
-    this.payload = payload;
-    this.options = options;
-    this.state = "queued";
-    this.outcome = null; // {ok, result?, failure?, restarted?} once the job is over
-    this.done = new Promise((resolve) => (this._resolve = resolve));
-  }
-
-  get over() {
-    return JOB_STATES[this.state].length === 0;
-  }
-
-  /** Move to `next`, or refuse (a job never leaves a final state). */
-  move(next, outcome = null) {
-    if (!JOB_STATES[this.state].includes(next)) return false;
-    this.state = next;
-    this.options.onState?.(next, this);
-    if (this.over) {
-      this.outcome = { ok: false, ...outcome, state: next };
-      this._resolve(this.outcome);
-    }
-    return true;
-  }
-}
-
 export class PythonRuntime {
-  /** @param {{indexURL: string, wheelUrl: string, numpyTimeoutMs?: number}} config */
+  /** @param {{indexURL: string, wheelUrl: string, numpyTimeoutMs: number}} config */
   constructor(config) {
-    this.config = { numpyTimeoutMs: 20000, ...config };
+    this.config = config;
     this.worker = null;
     this.port = null;
     this.loaded = false; // the core runtime is up in the current worker
     this.workers = 0; // workers started so far (a restart shows here; the tests read it)
-    this.queue = [];
-    this.current = null; // the job the worker has, with its timers
+    this.queue = []; // jobs waiting for the worker
+    this.current = null; // the job the worker has
+    this.interrupt = null; // the current job's interrupt buffer (cross-origin isolated pages)
     this.listeners = new Set();
   }
 
@@ -89,6 +44,8 @@ export class PythonRuntime {
 
   _emit(p) {
     for (const fn of this.listeners) fn(p);
+    // every job still waiting hears how loading goes (its widget shows it)
+    for (const job of [this.current, ...this.queue]) if (job?.state === "queued") job.emit({ type: "progress", ...p });
   }
 
   get isolated() {
@@ -97,55 +54,45 @@ export class PythonRuntime {
 
   // ---- jobs ------------------------------------------------------------------------------------
 
-  /** Queue a job; it starts when the jobs before it are over. Returns the Job. */
-  submit(kind, payload, options = {}) {
-    const job = new Job(kind, payload, options);
+  /** Take `job` (js/runtime.js made it); it is sent when the jobs before it are over. */
+  submit(job) {
+    if (job.over) return job; // stopped while python.js loaded
+    job.runtime = this;
     this.queue.push(job);
     this._pump();
     return job;
   }
 
-  run(code, parts, options = {}) {
-    return this.submit("run", { code, parts }, { limitMs: 10000, ...options });
-  }
-
-  /** Check the function `code` defines against exercise `exercise`'s reference. */
-  check(exercise, code, parts, options = {}) {
-    return this.submit("check", { exercise, code, parts }, { limitMs: 20000, ...options });
-  }
-
-  /** The toy RLHF run; `config`: DemoConfig fields over the browser's, e.g. {grpo_variants: true}. */
-  demo({ config = {}, ...options } = {}) {
-    return this.submit("demo", { config }, { limitMs: 0, quietMs: 60000, ...options });
-  }
-
   /** Start loading the core runtime in the background (hover, focus, typing). */
   prefetch() {
-    if (!this.worker && !this.queue.length && !this.current) this.submit("load", {});
+    if (!this.worker && !this.queue.length && !this.current) this.submit(new Job("load", {}));
   }
 
   /** Stop `job`, and only it. `timedOut`: it ran out of time. */
   stop(job, { timedOut = false } = {}) {
-    if (!job || job.over) return;
-    const state = timedOut ? "timed-out" : "stopped";
-    if (job !== this.current?.job) {
+    const ending = timedOut ? "timed-out" : "stopped";
+    if (job.over || job.state === "finishing") return; // its code is over: it ends on its own
+    if (job !== this.current) {
       this.queue = this.queue.filter((j) => j !== job); // never sent: nothing to undo
-      job.move(state);
+      job.move(ending);
       return;
     }
-    const current = this.current;
-    if (job.state === "running" && current.interrupt && this.loaded && !current.ended) {
-      current.stopping = state;
+    if (job.state === "stopping") return; // asked already: the interrupt is being said
+    if (job.state === "running" && this.interrupt && this.loaded) {
+      job.ending = ending;
+      job.move("stopping");
       // SIGINT: Python raises KeyboardInterrupt at its next check of the buffer. Said again until
       // the code ends: a KeyboardInterrupt that lands in a finaliser, or in the learner's own
       // `except`, is swallowed there
-      const signal = () => (current.interrupt[0] = 2);
+      const signal = () => {
+        this.interrupt[0] = 2;
+      };
       signal();
-      current.timers.signal = setInterval(signal, SIGNAL_AGAIN_MS);
-      current.grace = setTimeout(() => this._replace(state), INTERRUPT_GRACE_MS);
+      job.arm("signal", SIGNAL_AGAIN_MS, signal, { repeat: true });
+      job.arm("grace", INTERRUPT_GRACE_MS, () => this._replace(ending));
       return;
     }
-    this._replace(state); // not isolated, or still loading: end the worker, and the job with it
+    this._replace(ending); // not isolated, or still loading: end the worker, and the job with it
   }
 
   _pump() {
@@ -153,74 +100,50 @@ export class PythonRuntime {
     const job = this.queue.shift();
     if (job.over) return this._pump();
     this._spawn();
-    const interrupt = this.isolated ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
-    this.current = { job, interrupt, timers: [] };
-    this._watch(this.current, "ack", ACK_MS);
-    this.port.postMessage({ ...job.payload, id: job.id, kind: job.kind, interrupt });
+    this.current = job;
+    this.interrupt = this.isolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
+    job.arm("ack", ACK_MS, () => this._replace("failed", stuck("ack")));
+    this.port.postMessage({ ...job.payload, id: job.id, kind: job.kind, interrupt: this.interrupt ?? undefined });
   }
 
-  /** (Re)arm one of the current job's watchdogs. */
-  _watch(current, name, ms, state = "failed") {
-    clearTimeout(current.timers[name]);
-    if (!ms) return;
-    current.timers[name] = setTimeout(() => {
-      if (this.current !== current) return;
-      if (state === "failed") this._replace("failed", this._stuck(name));
-      else this.stop(current.job, { timedOut: true });
-    }, ms);
-  }
-
-  _stuck(name) {
-    const message = {
-      ack: "the Python worker does not answer",
-      stall: "the download stopped making progress",
-      quiet: "Python stopped answering",
-    }[name];
-    return { kind: name === "stall" ? "load" : "error", what: "Python", message };
-  }
-
-  _clearTimers(current) {
-    for (const t of Object.values(current.timers)) clearTimeout(t); // clears intervals too
-    clearTimeout(current.grace);
+  /** Arm the watchdogs of the state `job` is in (the job clears them when it moves). */
+  _watch(job) {
+    if (job.state === "queued") job.arm("stall", STALL_MS, () => this._replace("failed", stuck("stall")));
+    if (job.state === "running") {
+      job.arm("limit", job.limitMs, () => this.stop(job, { timedOut: true }));
+      job.arm("quiet", job.quietMs, () => this._replace("failed", stuck("quiet")));
+    }
+    // putting the interpreter back takes milliseconds
+    if (job.state === "finishing") job.arm("quiet", STALL_MS, () => this._replace("failed", stuck("quiet")));
   }
 
   _receive(msg) {
-    const current = this.current;
+    const job = this.current;
     if (msg.type === "progress") {
-      if (current && !current.job.over && current.job.state === "queued") {
-        this._watch(current, "stall", STALL_MS);
-      }
+      if (job?.state === "queued") this._watch(job); // the download goes on
       if (msg.ready) this.loaded = true;
       return this._emit(msg);
     }
-    if (!current || msg.id !== current.job.id) return; // a late message of a job already over
-    const { job } = current;
+    if (!job || msg.id !== job.id) return; // a late message of a job already over
     if (msg.type === "ack") {
-      clearTimeout(current.timers.ack);
-      this._watch(current, "stall", STALL_MS);
+      job.arm("ack", 0);
+      this._watch(job);
     } else if (msg.type === "started") {
-      clearTimeout(current.timers.stall);
       this.loaded = true;
-      job.move("running");
-      this._watch(current, "limit", job.options.limitMs, "timed-out");
-      this._watch(current, "quiet", job.options.quietMs);
+      if (job.move("running")) this._watch(job);
     } else if (msg.type === "output") {
-      job.options.onOutput?.(msg);
+      job.emit({ type: "output", ...msg });
     } else if (msg.type === "ended") {
-      // the code is over and the worker puts the interpreter back: not a stuck job any more
-      current.ended = true;
-      clearInterval(current.timers.signal);
-      clearTimeout(current.grace);
-      clearTimeout(current.timers.limit);
-      this._watch(current, "quiet", STALL_MS); // putting the interpreter back takes milliseconds
+      // the code is over and the worker puts the interpreter back: nothing left to interrupt
+      if (job.move("finishing")) this._watch(job);
     } else if (msg.type === "event") {
-      this._watch(current, "quiet", job.options.quietMs);
-      job.options.onEvent?.(msg.data);
+      if (job.state === "running") job.arm("quiet", job.quietMs, () => this._replace("failed", stuck("quiet")));
+      job.emit({ type: "event", data: msg.data });
     } else if (msg.type === "done") {
-      this._clearTimers(current);
       this.current = null;
+      if (job.state === "running" || job.state === "stopping") job.move("finishing");
       const outcome = { ...msg.outcome, restart: msg.restart };
-      if (current.stopping) job.move(current.stopping, { ...outcome, interrupted: true });
+      if (job.ending) job.move(job.ending, { ...outcome, interrupted: true });
       else job.move(outcome.failure ? "failed" : "done", outcome);
       if (msg.restart) this._terminate(msg.restart);
       this._pump();
@@ -259,27 +182,35 @@ export class PythonRuntime {
 
   /** End the worker and with it the current job, which becomes `state`; then go on. */
   _replace(state, failure = null) {
-    const current = this.current;
+    const job = this.current;
     this.current = null;
-    if (current) this._clearTimers(current);
     this._terminate();
-    current?.job.move(state, { restarted: true, ...(failure ? { failure } : {}) });
+    job?.move(state, { restarted: true, ...(failure ? { failure } : {}) });
     this._pump();
   }
 }
 
+/** What a watchdog that fired says: the worker, the download or Python went silent. */
+function stuck(watchdog) {
+  const message = {
+    ack: "the Python worker does not answer",
+    stall: "the download stopped making progress",
+    quiet: "Python stopped answering",
+  }[watchdog];
+  return { kind: watchdog === "stall" ? "load" : "error", what: "Python", message };
+}
+
 let shared = null;
 
-/** The page's runtime, built from the config the site put in <script id="rl-config">. */
+/** The page's runtime, built from the site's configuration (its paths resolve against `base`). */
 export function runtime() {
   if (shared) return shared;
-  const el = document.getElementById("rl-config");
-  const cfg = el ? JSON.parse(el.textContent) : {};
-  const base = new URL(cfg.base ?? "./", location.href);
+  const cfg = siteConfig();
+  const base = new URL(cfg.base, location.href);
   shared = new PythonRuntime({
-    indexURL: new URL(cfg.pyodide ?? "assets/pyodide/", base).href,
+    indexURL: new URL(cfg.pyodide, base).href,
     wheelUrl: new URL(cfg.wheel, base).href,
-    numpyTimeoutMs: cfg.numpyTimeoutMs ?? 20000,
+    numpyTimeoutMs: cfg.numpyTimeoutMs,
   });
   return shared;
 }

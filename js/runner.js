@@ -11,13 +11,13 @@
 // The highlighted code is only shown (its _____ become inputs); the program is built from the
 // data. Learner text and program output are only ever inserted with textContent.
 
-import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, SOLVED, saveJSON } from "./dom.js";
+import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, STORAGE, saveJSON } from "./dom.js";
 import { Editor } from "./editor.js";
-import { describeOutcome, strings } from "./i18n.js";
-import { python } from "./runtime.js";
+import { reasonText, strings } from "./i18n.js";
+import { LIMITS, prefetch, start } from "./runtime.js";
+import { JobView } from "./view.js";
 
 const BLANK = "_____";
-const STORE = "rl-ops/cell/";
 
 /** Saved work of a cell: {version, blanks: [strings], editor: string|null, editing: bool}. */
 const validWork = (v) =>
@@ -48,7 +48,9 @@ class Cell {
     if (this.blanks.length !== this.originalExercise.split(BLANK).length - 1) {
       throw new Error(`${this.id}: the shown exercise and its data have different blanks`);
     }
-    this.job = null; // this cell's job while it is not over
+    this.editing = false; // the free editor is shown instead of the blanks
+    this.dirty = false; // changed here since the last save another tab made
+    this.unsaved = false; // the browser refused the last save (said once, until one succeeds)
     this._buildUi();
     this._restore();
     // the same exercise open in another tab: its saves arrive here
@@ -57,9 +59,10 @@ class Cell {
     });
   }
 
-  /** The per-run time limit: data-timeout seconds (the lesson's TIMEOUT), 10 by default. */
+  /** The per-run time limit: data-timeout seconds, the lesson's TIMEOUT (the build always
+   * writes it; browser_runtime/exercises.py has its default). */
   get timeoutMs() {
-    return Number(this.root.dataset.timeout || 10) * 1000;
+    return Number(this.root.dataset.timeout) * 1000;
   }
 
   // ---- the code ------------------------------------------------------------------------------
@@ -161,36 +164,38 @@ class Cell {
       this.buttons[action] = b;
       bar.append(b);
     }
-    this.buttons.stop.disabled = true;
-    this.status = el("span", { class: "rl-status", role: "status", "aria-live": "polite" });
-    bar.append(this.status);
-    this.progress = el("div", { class: "rl-progress", hidden: "" });
-    this.progressBar = el("progress", { max: "1" });
-    this.progressLabel = el("span");
-    this.progress.append(this.progressBar, this.progressLabel);
+    const status = el("span", { class: "rl-status", role: "status", "aria-live": "polite" });
+    bar.append(status);
+    const progress = el("div", { class: "rl-progress", hidden: "" });
+    const progressBar = el("progress", { max: "1" });
+    const progressLabel = el("span");
+    progress.append(progressBar, progressLabel);
     this.notice = el("div", { class: "rl-notice", hidden: "" });
-    this.output = el("pre", { class: "rl-output", "data-output": "", hidden: "", "aria-label": t.output });
-    this.view = new OutputView(this.output);
-    this.testBlock.after(this.editor.root, this.editorKeys, bar, this.progress, this.notice, this.output);
+    const pre = el("pre", { class: "rl-output", "data-output": "", hidden: "", "aria-label": t.output });
+    this.output = new OutputView(pre);
+    this.testBlock.after(this.editor.root, this.editorKeys, bar, progress, this.notice, pre);
+    this.view = new JobView(t, {
+      root: this.root,
+      starts: [this.buttons.run, this.buttons.check],
+      stop: this.buttons.stop,
+      status,
+      progress: { box: progress, bar: progressBar, label: progressLabel },
+      output: this.output,
+    });
 
     this.buttons.run.addEventListener("click", () => this.run());
     this.buttons.check.addEventListener("click", () => this.check());
-    this.buttons.stop.addEventListener("click", () => this.stop());
+    this.buttons.stop.addEventListener("click", () => this.view.job?.stop());
     this.buttons.reset.addEventListener("click", () => this.reset());
     this.buttons.edit.addEventListener("click", () => this.toggleEdit());
     // intent: fetch the runtime before the click lands
-    const prefetch = () =>
-      python().then(
-        (rt) => rt.prefetch(),
-        () => {},
-      );
     for (const ev of ["pointerenter", "focus"]) {
       this.buttons.run.addEventListener(ev, prefetch);
       this.buttons.check.addEventListener(ev, prefetch);
     }
     this.root.addEventListener("input", () => {
       prefetch();
-      this.dirty = true; // changed here since the last save another tab made
+      this.dirty = true;
       this._save();
     });
     for (const input of this.blanks) {
@@ -230,7 +235,7 @@ class Cell {
   // over when this tab has no changes of its own, and offered otherwise.
 
   get key() {
-    return STORE + this.id;
+    return STORAGE.cell + this.id;
   }
 
   get previousKey() {
@@ -347,9 +352,8 @@ class Cell {
   /** Back to the exercise as published; a job of this cell is stopped. Old versions' work is
    * kept (it is offered until discarded). */
   reset() {
-    this.stop();
-    this.job = null; // whatever it reports now, this cell no longer listens
-    this.epoch = (this.epoch ?? 0) + 1; // nor does a Run or Check still waiting for Python
+    this.view.job?.stop();
+    this.view.drop(); // whatever that job says now, this cell no longer shows it
     for (const b of this.blanks) {
       b.value = "";
       this._fit(b);
@@ -358,150 +362,61 @@ class Cell {
     this.toggleEdit(false, null, { save: false });
     saveJSON(this.key, undefined);
     this.dirty = false;
-    this.view.clear();
-    this._busy(false);
+    this.output.clear();
     this._notice("");
     this._offerPrevious();
   }
 
   // ---- running -------------------------------------------------------------------------------
 
-  _busy(on, label = "") {
-    this.root.dataset.state = on ? "waiting" : "idle";
-    this.buttons.run.disabled = on;
-    this.buttons.check.disabled = on;
-    this.buttons.stop.disabled = !on;
-    this.status.textContent = label;
+  run() {
+    if (this.view.busy) return null;
+    const { code, parts } = this.program(true);
+    const job = start("run", { code, parts }, { limitMs: this.timeoutMs });
+    return this.view.follow(job);
   }
 
-  _watchProgress(rt) {
-    const t = this.t;
-    if (rt.loaded) return () => {};
-    this.progress.hidden = false;
-    this.progressLabel.textContent = t.loading;
-    this.progressBar.removeAttribute("value");
-    return rt.onProgress((p) => {
-      if (p.ready || p.reset) {
-        this.progress.hidden = true;
-        return;
-      }
-      this.progress.hidden = false;
-      this.progressLabel.textContent = t.fetching(p.stage, p.loaded, p.total);
-      if (p.total) this.progressBar.value = p.loaded / p.total;
-      else this.progressBar.removeAttribute("value");
+  /** Check the function against the reference on random inputs (at least 20 s: many inputs). */
+  check() {
+    if (this.view.busy) return null;
+    const { code, parts } = this.program(false);
+    const job = start(
+      "check",
+      { exercise: this.id, code, parts },
+      { limitMs: Math.max(this.timeoutMs, LIMITS.check.limitMs) },
+    );
+    return this.view.follow(job, {
+      labels: { running: this.t.checking },
+      onDone: (outcome) => this._reportCheck(outcome.result),
     });
   }
 
-  stop() {
-    if (this.job)
-      python().then(
-        (rt) => rt.stop(this.job),
-        () => {},
-      );
-    this.stopAsked = !this.job && this.root.dataset.state === "waiting"; // job not sent yet
-  }
-
-  async _exec(kind) {
-    const t = this.t;
-    const epoch = this.epoch;
-    this._busy(true, t.waiting);
-    this.stopAsked = false;
-    this.view.clear();
-    let rt;
-    try {
-      rt = await python();
-      if (epoch !== this.epoch) return null;
-    } catch (err) {
-      this.view.write(`${t.loadFailed("python.js", String(err?.message ?? err), !navigator.onLine)}\n`, "rl-error");
-      await this.view.drain();
-      this._busy(false);
-      return null;
-    }
-    if (rt.loaded) this.status.textContent = kind === "run" ? t.running : t.checking;
-    const unwatch = this._watchProgress(rt);
-    let startedAt = 0;
-    let cut = 0; // characters left out so far, until the final count arrives
-    // Check compares many inputs: it gets at least 20 s
-    const limitMs = kind === "run" ? this.timeoutMs : Math.max(this.timeoutMs, 20000);
-    const options = {
-      limitMs,
-      onState: (state) => {
-        if (state !== "running") return;
-        this.root.dataset.state = "running"; // the code itself runs now (Python is loaded)
-        this.progress.hidden = true;
-        startedAt = performance.now();
-        this.status.textContent = kind === "run" ? t.running : t.checking;
-      },
-      onOutput: (msg) => {
-        if (job !== this.job) return;
-        if (msg.partial) {
-          cut = msg.cut; // the worker may end before it says the final count
-        } else if (msg.cut) {
-          cut = 0;
-          this.view.write(t.outputCut(msg.cut), "rl-cut");
-        } else this.view.write(msg.text, msg.stream === "stderr" ? "rl-stderr" : "");
-      },
-    };
-    const { code, parts } = this.program(kind === "run");
-    const job = kind === "run" ? rt.run(code, parts, options) : rt.check(this.id, code, parts, options);
-    this.job = job;
-    if (this.stopAsked) rt.stop(job);
-    const outcome = await job.done;
-    unwatch();
-    this.progress.hidden = true;
-    if (job !== this.job) return outcome; // Reset: this cell no longer reports this job
-    this.job = null;
-    if (cut) this.view.write(t.outputCut(cut), "rl-cut");
-    this._report(kind, outcome, startedAt ? Math.round(performance.now() - startedAt) : 0, limitMs);
-    await this.view.drain(); // idle means: everything is on the page
-    this._busy(false, this.status.textContent);
-    return outcome;
-  }
-
-  _report(kind, outcome, ms, limitMs) {
-    const t = this.t;
-    this.status.textContent = "";
-    const said = describeOutcome(outcome, t, { limitMs });
-    if (kind === "check" && outcome.state === "done") this._reportCheck(outcome.result);
-    else if (outcome.state === "done") this.status.textContent = outcome.ok ? t.finished(ms) : t.failed;
-    if (said) this.view.write(`${said.text}\n`, said.cls);
-  }
-
+  /** Write Check's verdict under the cell; returns the status ("3/3"). */
   _reportCheck(result) {
     const t = this.t;
     if (result.error) {
-      this.view.write(result.error, "rl-stderr");
-      this.status.textContent = t.failed;
-      return;
+      this.output.write(result.error, "rl-stderr");
+      return t.failed;
     }
     const bad = result.total - result.passed;
-    this.status.textContent = `${result.passed}/${result.total}`;
     if (!bad) {
-      saveJSON(SOLVED + this.id, { version: this.data.version }); // the home page's progress
-      return this.view.write(`${t.checkPassed(result.total)}\n`, "rl-ok");
+      saveJSON(STORAGE.solved + this.id, { version: this.data.version }); // the home page's progress
+      this.output.write(`${t.checkPassed(result.total)}\n`, "rl-ok");
+    } else {
+      this.output.write(`${t.checkFailed(bad, result.total)}\n`, "rl-error");
     }
-    this.view.write(`${t.checkFailed(bad, result.total)}\n`, "rl-error");
     for (const f of result.failures) {
       const inputs = Object.entries(f.inputs)
         .map(([k, v]) => `  ${k} = ${String(v).replaceAll("\n", "\n    ")}`)
         .join("\n");
-      this.view.write(
+      this.output.write(
         `\n${f.shrunk ? t.checkShrunk(f.case) : t.checkCase(f.case)}\n${t.inputs}:\n${inputs}\n` +
           `${t.expected}: ${f.expected}\n` +
           (f.got ? `${t.got}: ${f.got}\n` : "") +
-          `${t.reason}: ${t.why(f.reason)}\n`,
+          `${t.reason}: ${reasonText(f.reason, t)}\n`,
       );
     }
-  }
-
-  run() {
-    if (this.buttons.run.disabled) return null;
-    return this._exec("run");
-  }
-
-  check() {
-    if (this.buttons.check.disabled) return null;
-    return this._exec("check");
+    return `${result.passed}/${result.total}`;
   }
 }
 

@@ -1,8 +1,8 @@
 // The service worker: the site keeps working offline once visited, and is never stale online.
 //
 // The build writes this file to the site's root as sw.js, with BUILD (a hash of every file the
-// build wrote), RUNTIME (a hash of the Python runtime's files) and PRECACHE (what search needs)
-// filled in; a new deploy changes BUILD, so browsers install the new worker, which deletes the
+// build wrote), RUNTIME (a hash of the Python runtime's files), RUNTIME_PATHS (their folders) and
+// PRECACHE (what search needs) filled in; a new deploy changes BUILD, so browsers install the new worker, which deletes the
 // old caches.
 //
 // - The Python runtime (assets/pyodide/, assets/wheels/): cache first. It is large and only
@@ -17,7 +17,7 @@ const PRECACHE = ["__PRECACHE__"];
 const SITE_CACHE = `rl-site-${BUILD}`;
 const RUNTIME_CACHE = `rl-runtime-${RUNTIME}`;
 const SCOPE = new URL("./", self.location).href;
-const RUNTIME_PATHS = ["assets/pyodide/", "assets/wheels/"].map((p) => SCOPE + p);
+const RUNTIME_PATHS = ["__RUNTIME_FOLDERS__"].map((p) => SCOPE + p);
 
 self.addEventListener("install", (event) => {
   // search's index and scripts, fetched by its worker where this one cannot see them

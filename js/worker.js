@@ -310,8 +310,6 @@ class Output {
 
 // ---- jobs ------------------------------------------------------------------------------------
 
-const NEEDS_PACKAGES = /^\s*(import|from)\s+(torch|numpy|rl_ops_numpy)\b/m;
-
 /** A syntax error in the learner's code, in their terms, before anything else is fetched. */
 function syntaxError(py, code, parts) {
   return trusted.runner.syntax_error(code, py.toPy(parts ?? []));
@@ -334,8 +332,9 @@ async function execute(msg, output) {
     }
     if (error) return { ok: true, result: { total: 0, passed: 0, failures: [], error } };
   }
-  // Run loads numpy only for code that imports it; Check and the demo always need it
-  if (kind !== "run" || NEEDS_PACKAGES.test(msg.code)) await loadPackages();
+  // Run loads numpy only for code that imports it (Python reads the imports from the code's ast);
+  // Check and the demo always need it
+  if (kind !== "run" || trusted.runner.needs_packages(msg.code)) await loadPackages();
   const py = core;
   py.setStdout(output.stream("stdout", true)); // a tty: Python flushes it at every newline
   py.setStderr(output.stream("stderr", false));

@@ -17,6 +17,21 @@ def tensor(x: np.ndarray, grad: bool = False) -> torch.Tensor:
     return t.requires_grad_(grad)
 
 
+def temperature_cases(v: Vectors, operator: str, inputs: dict[str, dict[str, np.ndarray]],
+                      temperatures: tuple[float, ...],
+                      call: Callable[..., dict[str, Any]]) -> None:
+    """One case of ``operator`` per dtype and temperature, named ``"<dtype> temperature=<t>"``:
+    ``inputs`` holds each dtype's arrays by name, and ``call(t, **tensors)`` runs the library on
+    torch copies of them and returns its outputs by name."""
+    for dtype, arrays in inputs.items():
+        for t in temperatures:
+
+            def run(arrays=arrays, t=t):
+                return call(t, **{name: tensor(a) for name, a in arrays.items()})
+
+            v.case(operator, f"{dtype} temperature={t}", {"temperature": t}, arrays, run)
+
+
 class Vectors:
     """The operators of one library, each with its source and its cases."""
 

@@ -21,10 +21,20 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .collect import Vectors, tensor
+from .collect import Vectors, temperature_cases, tensor
 from .defaults import argparse_options
 from .fetch import Pin
-from .inputs import ALL_LAYOUTS, DTYPES, grid, log_ratio_extremes, mask, scores
+from .inputs import (
+    ALL_LAYOUTS,
+    DTYPES,
+    grid,
+    log_ratio_extremes,
+    logits_inputs,
+    mask,
+    score_pairs,
+    scores,
+    sequence_logps,
+)
 from .lift import Source
 from .verl import _gspo_inputs
 
@@ -87,8 +97,8 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     # ---- compute_approx_kl: estimators, clamps, unbiased_gradient ----------------------------
     v.operator("compute_approx_kl", mu.where("compute_approx_kl"),
                "grad_log_probs is d(sum of the output)/d log_probs by autograd; outputs: kl")
-    for dtype in DTYPES:
-        rng, dt = np.random.default_rng(3000), DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
+        rng = np.random.default_rng(3000)
         base = (grid(rng, (3, 8), 1.0, dt) - 2.0).astype(dt)
         log_probs = (base + log_ratio_extremes(rng, (3, 8), dt)).astype(dt)
         old = (log_probs + grid(rng, (3, 8), 0.3, dt)).astype(dt)
@@ -117,9 +127,9 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("compute_reward", mu.where("compute_reward"),
                "kl = compute_approx_kl(log_probs, log_probs_base, kl_estimator='k1') of the "
                "inputs, as the experience maker computes it; outputs: reward")
-    for dtype in DTYPES:
+    for dtype, dt in DTYPES.items():
         for seed, kl_coef in enumerate([0.01, 0.2]):
-            rng, dt = np.random.default_rng(3100 + seed), DTYPES[dtype]
+            rng = np.random.default_rng(3100 + seed)
             m = mask(ALL_LAYOUTS, dt)
             B, T = m.shape  # batch, response length
             r = grid(rng, B, 1.0, dt)
@@ -149,9 +159,9 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         {"clip_eps_low": 0.2, "clip_eps_high": 0.28, "dual_clip": None,
          "token_level_loss": False},
     ]
-    for dtype in DTYPES:
+    for dtype, dt in DTYPES.items():
         for seed, conv in enumerate([*conventions, conventions[1]]):
-            rng, dt = np.random.default_rng(3200 + seed), DTYPES[dtype]
+            rng = np.random.default_rng(3200 + seed)
             empty = seed == len(conventions)  # the last: a batch with no response token
             m = mask(["empty", "empty"] if empty else ALL_LAYOUTS, dt)
             old = (grid(rng, m.shape, 1.0, dt) - 2.0).astype(dt)
@@ -172,10 +182,10 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
     v.operator("ValueLoss", ml.where("ValueLoss"),
                "ValueLoss(clip_eps)(values, old_values, returns, action_mask); outputs: loss")
-    for dtype in DTYPES:
+    for dtype, dt in DTYPES.items():
         for seed, (clip_eps, layouts) in enumerate([(0.2, ALL_LAYOUTS), (0.5, ALL_LAYOUTS),
                                                     (0.2, ["empty", "empty"])]):
-            rng, dt = np.random.default_rng(3300 + seed), DTYPES[dtype]
+            rng = np.random.default_rng(3300 + seed)
             m = mask(layouts, dt)
             old = grid(rng, m.shape, 1.0, dt)
             values = (old + grid(rng, m.shape, 0.5, dt)).astype(dt)
@@ -196,15 +206,11 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("PairWiseLoss", ml.where("PairWiseLoss"), "outputs: loss")
     v.operator("DPOLoss", ml.where("DPOLoss"),
                "DPOLoss(beta, label_smoothing=0.0, ipo=False); outputs: loss (the batch mean)")
-    for dtype in DTYPES:
-        rng, dt = np.random.default_rng(3400), DTYPES[dtype]
-        chosen, reject = grid(rng, 8, 2.0, dt), grid(rng, 8, 2.0, dt)
-        chosen[0] = -40.0  # −log σ(−40 − r): far in the tail
-        margin = np.abs(grid(rng, 8, 1.0, dt))
-        for with_margin in (False, True):
-            inputs = {"chosen_reward": chosen, "reject_reward": reject}
-            if with_margin:
-                inputs["margin"] = margin
+    for dtype, dt in DTYPES.items():
+        rng = np.random.default_rng(3400)
+        pairs = score_pairs(rng, "chosen_reward", "reject_reward", dt)
+        pairs[0]["chosen_reward"][0] = -40.0  # −log σ(−40 − r): far in the tail
+        for inputs in pairs:
 
             def run(inputs=inputs):
                 mg = inputs.get("margin")
@@ -213,10 +219,9 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                                           None if mg is None else tensor(mg))
                 return {"loss": out}
 
-            v.case("PairWiseLoss", f"{dtype} margin={with_margin}", {}, inputs, run)
-        lp = {k: (grid(rng, 8, 3.0, dt) - 20.0).astype(dt)
-              for k in ("policy_chosen_logps", "policy_rejected_logps",
-                        "reference_chosen_logps", "reference_rejected_logps")}
+            v.case("PairWiseLoss", f"{dtype} margin={'margin' in inputs}", {}, inputs, run)
+        lp = sequence_logps(rng, ("policy_chosen_logps", "policy_rejected_logps",
+                                  "reference_chosen_logps", "reference_rejected_logps"), dt)
         for beta in (0.1, 0.5):
 
             def run(lp=lp, beta=beta):
@@ -235,8 +240,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "(index 0..N-1, rewards = scores, kl = compute_approx_kl(action_log_probs, "
         "base_action_log_probs, 'k1'), action_mask, values); outputs: advantages, returns",
     )
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         rng = np.random.default_rng(3500)
         groups = {"random G=4": (scores(rng, 16, dt), 4),
                   "eight copies of 0.7": (np.full(8, 0.7, dt), 8)}
@@ -296,13 +300,13 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         (16, 16.0, 0.5, [*range(0, 17, 2), 20]),
         (20480, 4096.0, 1.0, [0, 1000, 16383, 16384, 16385, 17408, 18432, 20479, 20480, 20992]),
     ]
-    for dtype in DTYPES:
+    for dtype, dt in DTYPES.items():
         for max_new, buf, factor, lengths in overlong_settings:
             inputs = {"lengths": np.array(lengths, np.int64)}
             kwargs = {"max_new_tokens": max_new, "overlong_buffer_len": buf,
                       "overlong_penalty_factor": factor}
 
-            def run(inputs=inputs, kwargs=kwargs, dt=DTYPES[dtype]):
+            def run(inputs=inputs, kwargs=kwargs, dt=dt):
                 n = len(inputs["lengths"])
                 exp = types.SimpleNamespace(response_length=torch.from_numpy(inputs["lengths"]),
                                             rewards=torch.zeros(n, dtype=tensor(dt(0)).dtype))
@@ -330,9 +334,9 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "three copies of 0.5 G=3": (np.array([0.5, 0.5, 0.5, 0.5, 0.25, 0.5]), 3),
         "random on a 1/8 grid G=3": (scores(np.random.default_rng(3600), 12), 3),
     }
-    for dtype in DTYPES:
+    for dtype, dt in DTYPES.items():
         for label, (s, G) in filter_groups.items():
-            s = s.astype(DTYPES[dtype])
+            s = s.astype(dt)
             for low, high in [(0.0, 1.0), (-1.0, 1.0)]:
                 inputs = {"scores": s}
                 kwargs = {"dynamic_filtering_range": [low, high], "group_size": G}
@@ -381,26 +385,17 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("compute_entropy", mu.where("compute_entropy"),
                "@torch.compile dropped; called on logits / temperature, as Actor.forward "
                "divides them (div_) before it; outputs: entropy")
-    for dtype in DTYPES:
-        rng, dt = np.random.default_rng(3400), DTYPES[dtype]
-        logits = grid(rng, (2, 5, 13), 2.0, dt)
-        logits[0, 0] = np.linspace(-80, 80, 13).astype(dt)  # a near one-hot row
-        labels = rng.integers(0, 13, (2, 5))
-        for temperature in (1.0, 0.7, 1.5):
+    inputs = logits_inputs(3400, (2, 5, 13), 2.0, "labels")
 
-            def run(logits=logits, labels=labels, temperature=temperature):
-                out = lg["log_probs_from_logits"](tensor(logits), torch.from_numpy(labels),
-                                                  temperature=temperature)
-                return {"log_probs": out}
+    def log_probs(t, logits, labels):
+        return {"log_probs": lg["log_probs_from_logits"](logits, labels, temperature=t)}
 
-            v.case("log_probs_from_logits", f"{dtype} temperature={temperature}",
-                   {"temperature": temperature}, {"logits": logits, "labels": labels}, run)
+    def entropy(t, logits):
+        return {"entropy": lg["compute_entropy"](logits / t)}
 
-            def run(logits=logits, temperature=temperature):
-                return {"entropy": lg["compute_entropy"](tensor(logits) / temperature)}
-
-            v.case("compute_entropy", f"{dtype} temperature={temperature}",
-                   {"temperature": temperature}, {"logits": logits}, run)
+    temperature_cases(v, "log_probs_from_logits", inputs, (1.0, 0.7, 1.5), log_probs)
+    only_logits = {dtype: {"logits": x["logits"]} for dtype, x in inputs.items()}
+    temperature_cases(v, "compute_entropy", only_logits, (1.0, 0.7, 1.5), entropy)
     v.defaults.update(argparse_options(cli, "--rollout.temperature", "--actor.entropy_coef"))
     return v.data()
 
@@ -434,9 +429,8 @@ def _gspo_cases(v: Vectors, f: dict[str, Any], ml: Source, cli: Source) -> None:
         ("far", 0.2, 0.28, "far", False),
         ("mean log-ratio 12", 0.2, 0.28, "twelve", False),
     ]
-    for dtype in DTYPES:
+    for dtype, dt in DTYPES.items():
         for seed, (label, low, high, kind, per_token) in enumerate(gspo):
-            dt = DTYPES[dtype]
             m = mask(ALL_LAYOUTS, dt)
             c = {"rng": np.random.default_rng(3400 + seed), "dt": dt, "mask": m,
                  "B": m.shape[0], "T": m.shape[1]}

@@ -23,10 +23,21 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .collect import Vectors, tensor
+from .collect import Vectors, temperature_cases, tensor
 from .defaults import dataclass_fields
 from .fetch import Pin
-from .inputs import ALL_LAYOUTS, DTYPES, STEP, grid, log_ratio_extremes, mask, scores
+from .inputs import (
+    ALL_LAYOUTS,
+    DTYPES,
+    grid,
+    gspo_inputs,
+    log_ratio_extremes,
+    logits_inputs,
+    mask,
+    score_pairs,
+    scores,
+    sequence_logps,
+)
 from .lift import Source
 
 
@@ -157,8 +168,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         {"epsilon_low": 0.2, "epsilon_high": 0.28, "beta": 0.04, "use_bias_correction_kl": False},
         {"epsilon_low": 0.2, "epsilon_high": 0.28, "beta": 0.04, "use_bias_correction_kl": True},
     ]
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for seed, loss_type in enumerate(["grpo", "bnpo", "dr_grpo", "dapo"]):
             for k, setting in enumerate(settings):
                 rng = np.random.default_rng(1000 + 10 * seed + k)
@@ -197,8 +207,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "weight 1), multi_objective_aggregation 'sum_then_normalize', the given scale_rewards "
         "and num_generations; outputs: advantages",
     )
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for label, (s, G) in _groups(dt).items():
             for scale in ("group", "batch", "none"):
                 inputs = {"scores": s}
@@ -222,8 +231,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "weight 1), reward_clip_range None, gather = identity (one process); outputs: "
         "advantages",
     )
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for label, (s, G) in _groups(dt).items():
             if G == 1:
                 continue
@@ -255,8 +263,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
     # ---- nanstd, selective_log_softmax, entropy_from_logits ----------------------------------
     v.operator("nanstd", ut.where("nanstd"), "outputs: std")
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         rng = np.random.default_rng(1900)
         x = grid(rng, (4, 5), 1.0, dt)
         x[0, 1] = x[2, 0] = np.nan
@@ -274,21 +281,14 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("entropy_from_logits", ut.where("entropy_from_logits"),
                "is_triton_available() is False (CPU: the PyTorch path); called on logits / "
                "temperature (as selective_log_softmax_and_entropy divides them); outputs: entropy")
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
-        rng = np.random.default_rng(2000)
-        logits = grid(rng, (3, 4, 11), 3.0, dt)
-        logits[0, 0] = np.linspace(-80, 80, 11).astype(dt)  # a near one-hot row
-        index = rng.integers(0, 11, (3, 4))
-        for temperature in (1.0, 0.7, 1.5):
+    inputs = logits_inputs(2000, (3, 4, 11), 3.0, "index")
 
-            def run(logits=logits, index=index, temperature=temperature):
-                out = u["selective_log_softmax"](tensor(logits), torch.from_numpy(index),
-                                                 temperature=temperature)
-                return {"logps": out}
+    def selective_logps(t, logits, index):
+        return {"logps": u["selective_log_softmax"](logits, index, temperature=t)}
 
-            v.case("selective_log_softmax", f"{dtype} temperature={temperature}",
-                   {"temperature": temperature}, {"logits": logits, "index": index}, run)
+    temperature_cases(v, "selective_log_softmax", inputs, (1.0, 0.7, 1.5), selective_logps)
+    for dtype, x in inputs.items():
+        logits = x["logits"]
         for temperature, chunk_size in itertools.product((1.0, 0.7), (128, 5)):
 
             def run(logits=logits, chunk_size=chunk_size, temperature=temperature):
@@ -312,12 +312,10 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "the statements run from the rewards on (the model's forward pass is before them); "
         "outputs: loss",
     )
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         rng = np.random.default_rng(2100)
-        lp = {k: (grid(rng, 8, 3.0, dt) - 20.0).astype(dt)
-              for k in ("chosen_logps", "rejected_logps", "ref_chosen_logps",
-                        "ref_rejected_logps")}
+        lp = sequence_logps(rng, ("chosen_logps", "rejected_logps", "ref_chosen_logps",
+                                  "ref_rejected_logps"), dt)
         lp["chosen_logps"][0] += 200  # z = β·Δ far from 0
         for beta in (0.1, 0.5):
 
@@ -330,12 +328,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
             v.case("DPOTrainer._compute_loss (sigmoid)", f"{dtype} beta={beta}",
                    {"beta": beta, "loss_type": ["sigmoid"]}, dict(lp), run)
-        chosen, rejected = grid(rng, 8, 2.0, dt), grid(rng, 8, 2.0, dt)
-        margin = np.abs(grid(rng, 8, 1.0, dt))
-        for with_margin in (False, True):
-            inputs = {"rewards_chosen": chosen, "rewards_rejected": rejected}
-            if with_margin:
-                inputs["margin"] = margin
+        for inputs in score_pairs(rng, "rewards_chosen", "rewards_rejected", dt):
 
             def run(inputs=inputs):
                 batch = {"margin": tensor(inputs["margin"])} if "margin" in inputs else {}
@@ -346,7 +339,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                           rewards_rejected=tensor(inputs["rewards_rejected"]))
                 return {"loss": ns["loss"]}
 
-            v.case("RewardTrainer.compute_loss", f"{dtype} margin={with_margin}",
+            v.case("RewardTrainer.compute_loss", f"{dtype} margin={'margin' in inputs}",
                    {"center_rewards_coefficient": None}, inputs, run)
 
     # ---- the defaults the docstrings state ------------------------------------------------------
@@ -416,8 +409,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("GRPOTrainer.get_off_policy_mask", gr.where("GRPOTrainer.get_off_policy_mask"),
                "a static method, called with advantages [B, 1] as _compute_loss passes them; "
                "outputs: off_policy_mask")
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for threshold in (0.25, 0.05):
             for layouts, label in [(ALL_LAYOUTS * 2, "all layouts"), (["empty"], "no token")]:
                 rng = np.random.default_rng(2200)
@@ -457,8 +449,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                "vllm_importance_sampling_ratio ([B, T] for token modes, [B, 1] for sequence "
                "modes)")
     modes = ["token_truncate", "token_mask", "sequence_truncate", "sequence_mask"]
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         rng = np.random.default_rng(2300)
         m = mask(ALL_LAYOUTS, dt)
         B, T = m.shape  # batch, response length
@@ -492,8 +483,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "importance_sampling_level 'token'); grad_per_token_logps is d loss / d "
         "per_token_logps by autograd",
     )
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for seed, (tau_pos, tau_neg) in enumerate([(1.0, 1.05), (0.5, 3.0)]):
             rng = np.random.default_rng(2600 + seed)
             m = mask(ALL_LAYOUTS, dt)
@@ -537,22 +527,16 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                ut.where("selective_log_softmax_and_entropy"),
                "is_triton_available() is False (CPU: the PyTorch path), row_mask None; "
                "outputs: logps, entropy")
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
-        rng = np.random.default_rng(2200)
-        logits = grid(rng, (3, 5, 13), 2.0, dt)
-        logits[1, 2] = np.linspace(-60, 60, 13).astype(dt)  # a near one-hot row
-        logits[2, 0] = 0.0  # a uniform row: H = log 13
-        index = rng.integers(0, 13, (3, 5))
-        for temperature in (1.0, 0.7, 1.5):
+    inputs = logits_inputs(2200, (3, 5, 13), 2.0, "index", peak=(1, 2), reach=60)
+    for x in inputs.values():
+        x["logits"][2, 0] = 0.0  # a uniform row: H = log 13
 
-            def run(logits=logits, index=index, temperature=temperature):
-                logps, entropy = u["selective_log_softmax_and_entropy"](
-                    tensor(logits), torch.from_numpy(index), temperature=temperature)
-                return {"logps": logps, "entropy": entropy}
+    def logps_and_entropy(t, logits, index):
+        logps, entropy = u["selective_log_softmax_and_entropy"](logits, index, temperature=t)
+        return {"logps": logps, "entropy": entropy}
 
-            v.case("selective_log_softmax_and_entropy", f"{dtype} temperature={temperature}",
-                   {"temperature": temperature}, {"logits": logits, "index": index}, run)
+    temperature_cases(v, "selective_log_softmax_and_entropy", inputs, (1.0, 0.7, 1.5),
+                      logps_and_entropy)
 
     # get_high_entropy_mask: the method, on a stand-in self of one process
     high_entropy_mask = gr.define({"torch": torch}, "GRPOTrainer.get_high_entropy_mask")
@@ -562,8 +546,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                "threshold = 1 - top_entropy_quantile; outputs: entropy_mask")
     one_process = types.SimpleNamespace(accelerator=types.SimpleNamespace(
         pad_across_processes=lambda x, dim=0, pad_index=0: x, gather=lambda x: x))
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         rng = np.random.default_rng(2300)
         m = mask(ALL_LAYOUTS, dt)  # 23 response tokens
         ent = {
@@ -631,32 +614,13 @@ def _gspo_cispo_cases(v: Vectors, lib: dict[str, Any], pin: Pin, wheel: Path) ->
         ("mean log-ratio 12", "grpo", 0.2, 0.28, "twelve", False),
         ("near 1", "dapo", 3e-4, 4e-4, "near", False),
     ]
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for seed, (label, loss_type, low, high, kind, per_token) in enumerate(gspo):
             rng = np.random.default_rng(3200 + seed)
             m = mask(ALL_LAYOUTS, dt)
             B, T = m.shape  # batch, response length
             old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
-            if kind == "far":
-                d = log_ratio_extremes(rng, (B, T), dt)
-            else:  # each response's mean log-ratio a few multiples of 2⁻¹⁰/|y| from 0
-                d = grid(rng, (B, T), 0.05, dt).astype(np.float64)
-                for b, target in enumerate([4, -4, 0, 1, -1, 0]):
-                    cols = np.nonzero(m[b])[0]
-                    if cols.size:
-                        d[b, cols[-1]] += target * STEP - d[b, cols].sum()
-                d = d.astype(dt)
-                if kind == "twelve":
-                    d[0] = 12.0
-            sign = np.where(np.arange(B) % 2 == 0, 1.0, -1.0)
-            if per_token:
-                adv = grid(rng, (B, T), 1.0, dt)
-                adv[:, 0] = np.abs(adv[:, 0]) * sign
-            else:
-                adv = (np.abs(grid(rng, B, 1.0, dt)) * sign).astype(dt)
-                if kind == "twelve":
-                    adv[0] = -1.0  # a negative advantage, where verl's cap at 10 would act
+            d, adv = gspo_inputs(rng, m, kind, per_token, dt)
             inputs = {"per_token_logps": (old + d).astype(dt), "old_per_token_logps": old,
                       "advantages": adv, "completion_mask": m}
             kwargs = {"loss_type": loss_type, "importance_sampling_level": "sequence",
@@ -670,8 +634,7 @@ def _gspo_cispo_cases(v: Vectors, lib: dict[str, Any], pin: Pin, wheel: Path) ->
                    kwargs, inputs, run)
 
     v.operator("GRPOTrainer._compute_loss (cispo)", gr.where("GRPOTrainer._compute_loss"), note)
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for seed, high in enumerate([5.0, 0.2]):  # the recommended ε_max; epsilon's default
             rng = np.random.default_rng(3300 + seed)
             m = mask(ALL_LAYOUTS, dt)

@@ -48,8 +48,8 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("masked_whiten", src.where("masked_whiten"),
                f"with masked_mean (lines {src.lifted['masked_mean']['lines']}) and masked_var "
                f"(lines {src.lifted['masked_var']['lines']}); outputs: whitened")
-    for dtype in DTYPES:
-        rng, dt = np.random.default_rng(4000), DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
+        rng = np.random.default_rng(4000)
         values = (grid(rng, (6, 8), 2.0, dt) + 3.0).astype(dt)
         m = (np.arange(8)[None, :] <= np.array(SEQUENCE_LENGTHS)[:, None]).astype(dt)
         for shift_mean in (True, False):
@@ -68,8 +68,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "values, scores and args (kl_coef, kl_estimator, whiten_rewards, gamma, lam); "
         "outputs: rewards, advantages, returns",
     )
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for seed, (estimator, whiten) in enumerate([("k1", False), ("k3", False), ("k1", True)]):
             rng = np.random.default_rng(4100 + seed)
             B, T = len(SEQUENCE_LENGTHS), 8  # batch, response length
@@ -105,8 +104,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "(padding_mask: after each row's last response token; padding_mask_p1: one token "
         "later); outputs: vf_loss, pg_loss",
     )
-    for dtype in DTYPES:
-        dt = DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
         for seed, (cliprange, cliprange_value) in enumerate([(0.2, 0.2), (0.1, 0.5)]):
             rng = np.random.default_rng(4200 + seed)
             B, T = len(SEQUENCE_LENGTHS), 8  # batch, response length

@@ -20,10 +20,19 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from .collect import Vectors, tensor
+from .collect import Vectors, temperature_cases, tensor
 from .defaults import yaml_keys
 from .fetch import Pin
-from .inputs import ALL_LAYOUTS, DTYPES, STEP, grid, log_ratio_extremes, mask, scores
+from .inputs import (
+    ALL_LAYOUTS,
+    DTYPES,
+    grid,
+    gspo_inputs,
+    log_ratio_extremes,
+    logits_inputs,
+    mask,
+    scores,
+)
 from .lift import Source
 
 
@@ -119,8 +128,8 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                "d(sum of the output)/d logprob by autograd")
     modes = ["kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3", "k1+", "k2+", "k3+",
              "low_var_kl+"]
-    for dtype in DTYPES:
-        rng, dt = np.random.default_rng(200), DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
+        rng = np.random.default_rng(200)
         ref = (grid(rng, (3, 8), 1.0, dt) - 2.0).astype(dt)
         logprob = (ref + log_ratio_extremes(rng, (3, 8), dt)).astype(dt)
         inputs = {"logprob": logprob, "ref_logprob": ref}
@@ -249,8 +258,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
     # ---- group advantages: GRPO and RLOO
     def outcome_cases(name: str, kwargs_list: list[dict[str, Any]]) -> None:
-        for dtype in DTYPES:
-            dt = DTYPES[dtype]
+        for dtype, dt in DTYPES.items():
             rng = np.random.default_rng(700)
             groups = {
                 "random G=4": (scores(rng, 16, dt), np.repeat(np.arange(4), 4)),
@@ -335,17 +343,8 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("entropy_from_logits", tf.where("entropy_from_logits"),
                "called on logits / temperature (python division; see _scale_logits_by_temperature "
                "for the engine's own); outputs: entropy")
-    for dtype in DTYPES:
-        rng, dt = np.random.default_rng(2000), DTYPES[dtype]
-        logits = grid(rng, (3, 4, 11), 3.0, dt)
-        logits[0, 0] = np.linspace(-80, 80, 11).astype(dt)  # a near one-hot row
-        for temperature in (1.0, 0.7):
-
-            def run(logits=logits, temperature=temperature):
-                return {"entropy": f["entropy_from_logits"](tensor(logits) / temperature)}
-
-            v.case("entropy_from_logits", f"{dtype} temperature={temperature}",
-                   {"temperature": temperature}, {"logits": logits}, run)
+    temperature_cases(v, "entropy_from_logits", logits_inputs(2000, (3, 4, 11), 3.0), (1.0, 0.7),
+                      lambda t, logits: {"entropy": f["entropy_from_logits"](logits / t)})
 
     # ---- the defaults the docstrings state ------------------------------------------------------
     config = "verl/trainer/config/"
@@ -448,9 +447,9 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         "seven copies of 0.7 G=7": (np.array([0.7] * 7), 7),
         "G=1": (np.array([0.5, 1.0]), 1),
     }
-    for dtype in DTYPES:
+    for dtype, dt in DTYPES.items():
         for label, (s, G) in flat_groups.items():
-            s = s.astype(DTYPES[dtype])
+            s = s.astype(dt)
             for metric in ("reward", "acc"):
                 inputs = {"scores": s}
                 kwargs = {"metric": metric, "group_size": G}
@@ -633,8 +632,8 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                "temperature, held as a float32 tensor [N, 1] as the engine holds it; then "
                "logprobs_from_logits and entropy_from_logits of the scaled logits; outputs: "
                "log_probs, entropy")
-    for dtype in DTYPES:
-        rng, dt = np.random.default_rng(2400), DTYPES[dtype]
+    for dtype, dt in DTYPES.items():
+        rng = np.random.default_rng(2400)
         logits = grid(rng, (6, 13), 2.0, dt)  # N tokens (packed, as the engine holds them), V
         labels = rng.integers(0, 13, 6)
         for temperature in (1.0, 0.7, 1.5):
@@ -748,29 +747,12 @@ def _gspo_cispo_cases(v: Vectors, f: dict[str, Any], ca: Source, pin: Pin, wheel
 
 
 def _gspo_inputs(c: dict[str, Any], kind: str, per_token: bool) -> dict[str, Any]:
-    """GSPO's inputs: "near" puts each response's mean log-ratio a few multiples of 2⁻¹⁰/|y|
-    from 0 (inside and outside ±3e-4), "far" is the usual spread with e^±5, e^±30 planted, and
-    "twelve" gives the first (full) response log-ratio 12 on every token."""
+    """GSPO's inputs (:func:`peers.inputs.gspo_inputs`), the advantages ``[B, T]`` even when one
+    per response (verl takes no other)."""
     B, T, dt, m, rng = c["B"], c["T"], c["dt"], c["mask"], c["rng"]
     old = (grid(rng, (B, T), 1.0, dt) - 2.0).astype(dt)
-    if kind == "far":
-        d = log_ratio_extremes(rng, (B, T), dt)
-    else:
-        d = grid(rng, (B, T), 0.05, dt).astype(np.float64)
-        for b, target in enumerate([4, -4, 0, 1, -1, 0]):  # Σ_t m·d = target · 2⁻¹⁰
-            cols = np.nonzero(m[b])[0]
-            if cols.size:
-                d[b, cols[-1]] += target * STEP - d[b, cols].sum()
-        d = d.astype(dt)
-        if kind == "twelve":
-            d[0] = 12.0
-    sign = np.where(np.arange(B) % 2 == 0, 1.0, -1.0)[:, None]  # rows alternate in sign
-    if per_token:
-        adv = grid(rng, (B, T), 1.0, dt)
-        adv[:, :1] = np.abs(adv[:, :1]) * sign
-    else:  # one per response, broadcast over its tokens
-        adv = np.repeat(np.abs(grid(rng, (B, 1), 1.0, dt)) * sign, T, axis=1).astype(dt)
-    if kind == "twelve":
-        adv[0] = -1.0  # a negative advantage: the cap at 10 sets the value
+    d, adv = gspo_inputs(rng, m, kind, per_token, dt)
+    if not per_token:  # one per response, broadcast over its tokens
+        adv = np.repeat(adv[:, None], T, axis=1)
     return {"old_log_prob": old, "log_prob": (old + d).astype(dt), "advantages": adv,
             "response_mask": m}

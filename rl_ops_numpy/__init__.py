@@ -2,8 +2,9 @@
 
 Each function is the reference the lessons' PyTorch code is checked against; its docstring gives
 the formula, the shapes, the conventions, and where the source material or the big libraries
-differ. An exercise names its reference in its lesson file (``REFERENCE = "compute_gae"``): a
-new operator is a function in one of these modules, imported here.
+differ. An exercise's reference is the function of its own name (or the one its lesson file
+names: ``REFERENCE = "compute_gae_episode"``): a new operator is a function in one of these
+modules, imported here.
 """
 
 from __future__ import annotations

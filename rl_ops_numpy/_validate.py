@@ -95,15 +95,17 @@ def bool_mask(mask: np.ndarray, name: str) -> np.ndarray:
     return real
 
 
-def token_arrays(**named: object) -> tuple[np.ndarray, ...]:
-    """The ``[B, T]`` arguments of a token operator, checked: float arrays of one dtype
-    (:func:`as_float_arrays`), all of one shape, two-dimensional; the last argument is the 0/1
-    mask and comes back as booleans (:func:`bool_mask`)."""
-    arrays = as_float_arrays(**named)
-    check_same_shape(**dict(zip(named, arrays, strict=True)))
-    first = next(iter(named))
-    check_ndim(2, **{first: arrays[0]})
-    return (*arrays[:-1], bool_mask(arrays[-1], list(named)[-1]))
+def token_arrays(*, apart: tuple[str, ...] = (), **named: object) -> tuple[np.ndarray, ...]:
+    """The ``[B, T]`` arguments of a token operator, checked, in the order given: float arrays of
+    one dtype (:func:`as_float_arrays`), two-dimensional and all of one shape but those named in
+    ``apart`` (advantages, one per response: their shape is the caller's to check); the masks
+    (the names in ``MASKS``) come back as booleans (:func:`bool_mask`)."""
+    arrays = dict(zip(named, as_float_arrays(**named), strict=True))
+    shaped = {name: a for name, a in arrays.items() if name not in apart}
+    check_same_shape(**shaped)
+    first = next(iter(shaped))
+    check_ndim(2, **{first: shaped[first]})
+    return tuple(bool_mask(a, name) if name in MASKS else a for name, a in arrays.items())
 
 
 def number(name: str, x: object, *, low: float = -math.inf, high: float = math.inf,

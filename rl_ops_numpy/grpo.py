@@ -22,7 +22,6 @@ import numpy.typing as npt
 
 from ._validate import (
     as_float_arrays,
-    bool_mask,
     check_ndim,
     check_same_shape,
     number,
@@ -430,25 +429,20 @@ def grpo_policy_loss(
         dual_clip = number("dual_clip", dual_clip, low=1, above=True)
     beta = number("beta", beta, low=0)
     loss_agg_mode = _check_mode(loss_agg_mode)
-    named = {"new_logprobs": new_logprobs, "old_logprobs": old_logprobs, "mask": mask}
+    named = {"new_logprobs": new_logprobs, "old_logprobs": old_logprobs, "mask": mask,
+             "advantages": advantages}
     if ref_logprobs is not None:
         named["ref_logprobs"] = ref_logprobs
-    named["advantages"] = advantages
-    arrays = dict(zip(named, as_float_arrays(**named), strict=True))
-    new, old, m, adv = (arrays[k] for k in ("new_logprobs", "old_logprobs", "mask", "advantages"))
-    same = {k: a for k, a in arrays.items() if k != "advantages"}
-    check_same_shape(**same)
-    check_ndim(2, new_logprobs=new)
+    new, old, real, adv, *ref = token_arrays(**named, apart=("advantages",))  # ref: [π_ref] if any
     adv = _response_advantages(adv, new)
     if beta > 0 and ref_logprobs is None:
         raise ValueError("beta > 0 needs ref_logprobs for the KL penalty")
-    real = bool_mask(m, "mask")
     zero = np.zeros((), new.dtype)
     with np.errstate(over="ignore", invalid="ignore"):  # whatever padding holds is dropped here
         # log ρ = log π_θ − log π_old, 0 on padding so that exp cannot overflow there
         log_ratio = np.where(real, new - old, zero)
         # d = log π_ref − log π_θ, 0 on padding
-        d = np.where(real, arrays["ref_logprobs"] - new, zero) if beta > 0 else None
+        d = np.where(real, ref[0] - new, zero) if beta > 0 else None
     # ρ = exp(log π_θ − log π_old)
     ratio = np.exp(log_ratio)
     # max(−Âρ, −Â·clip(ρ, 1 − ε_low, 1 + ε_high))

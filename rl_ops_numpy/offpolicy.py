@@ -20,14 +20,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ._validate import (
-    as_float_arrays,
-    bool_mask,
-    check_ndim,
-    check_same_shape,
-    number,
-    token_arrays,
-)
+from ._validate import number, token_arrays
 
 __all__ = ["off_policy_sequence_mask", "rollout_is_weights"]
 
@@ -199,18 +192,14 @@ def off_policy_sequence_mask(
     ``--algo.advantage.is_correction_level seq``).
     """
     delta = number("threshold", threshold)
-    lp, samp, m, adv = as_float_arrays(
-        logprobs=logprobs, sampling_logprobs=sampling_logprobs, mask=mask, advantages=advantages
-    )
-    check_same_shape(logprobs=lp, sampling_logprobs=samp, mask=m)
-    check_ndim(2, logprobs=lp)
+    lp, samp, real, adv = token_arrays(logprobs=logprobs, sampling_logprobs=sampling_logprobs,
+                                       mask=mask, advantages=advantages, apart=("advantages",))
     B, T = lp.shape  # batch, response length
     if adv.shape not in ((B,), (B, 1)):
         shape = ", ".join(str(n) for n in adv.shape)
         raise ValueError(
             f"advantages [{shape}] must be [B] or [B, 1], one per row of logprobs [{B}, {T}]"
         )
-    real = bool_mask(m, "mask")
     with np.errstate(invalid="ignore", over="ignore"):  # whatever padding holds is dropped
         # k1_t = log π_sampling − log π_θ, 0 on padding; float64
         k1 = np.where(real, samp.astype(np.float64) - lp.astype(np.float64), 0.0)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ._validate import as_float_arrays, bool_mask, check_ndim, check_same_shape, number
+from ._validate import number, token_arrays
 from .grpo import _aggregate, _check_mode, _response_advantages
 
 __all__: list[str] = ["cispo_loss", "gspo_loss", "kl_cov_loss", "sapo_loss"]
@@ -31,12 +31,9 @@ def _ratio_loss_arrays(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(new, old, advantages, real)`` after the checks: float64 ``[B, T]`` log-probs, the
     advantages as ``[B, 1]`` (one per response) or ``[B, T]``, and the mask as booleans."""
-    new, old, m, adv = as_float_arrays(new_logprobs=new_logprobs, old_logprobs=old_logprobs,
-                                       mask=mask, advantages=advantages)
-    check_same_shape(new_logprobs=new, old_logprobs=old, mask=m)
-    check_ndim(2, new_logprobs=new)
+    new, old, real, adv = token_arrays(new_logprobs=new_logprobs, old_logprobs=old_logprobs,
+                                       mask=mask, advantages=advantages, apart=("advantages",))
     adv = _response_advantages(adv, new)
-    real = bool_mask(m, "mask")
     f64 = np.float64
     return new.astype(f64), old.astype(f64), adv.astype(f64), real
 

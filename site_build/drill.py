@@ -110,20 +110,23 @@ def highlighted(code: str, marks: list[Slot]) -> str:
     return "".join(out)
 
 
-def drill_html(exercise_id: str, code: str, imports: str, name: str) -> str:
-    """The drill's markup: data for the widget, then the highlighted code it masks in place."""
+# what js/drill.js reads of a slot: its answer, where it is (offsets into the code, to build the
+# program Check runs; line, for its label) and which mode masks it
+SHIPPED = ("text", "start", "end", "line", "extended")
+
+
+def drill_html(exercise_id: str, code: str, imports: str) -> str:
+    """The drill's markup: data for the widget, then the highlighted code it masks in place.
+
+    The data is the program: Check by meaning runs ``imports`` then ``code`` with one slot's text
+    replaced by the learner's (offsets count characters; the drill code is ASCII and Greek, one
+    UTF-16 unit each, as JavaScript counts them)."""
     marks = slots(code)
     data = {
         "id": exercise_id,
-        "function": name,
         "imports": imports,
         "code": code,
-        "slots": [
-            {k: v for k, v in asdict(s).items() if k in ("text", "line", "extended", "keyword")}
-            for s in marks
-        ],
-        "count": count(code),
-        "countExtended": count(code, extended=True),
+        "slots": [{k: v for k, v in asdict(s).items() if k in SHIPPED} for s in marks],
     }
     payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
     return (

@@ -16,7 +16,7 @@ in pymdownx.snippets syntax::
     # --8<-- [end:test]
 
     # --8<-- [start:check]
-    TITLE, REFERENCE, inputs(draw): the exercise's manifest (browser_runtime/exercises.py)
+    TITLE and inputs(draw): the exercise's manifest (browser_runtime/exercises.py)
     # --8<-- [end:check]
 
 From it this module derives, never by hand:
@@ -43,13 +43,16 @@ from pathlib import Path
 
 from browser_runtime.exercises import Exercise
 
+from .languages import LANGUAGES
+
 BLANK = "_____"
 SECTION_RE = re.compile(r"^\s*#\s*-+8<-+\s*\[(start|end):([a-z][-_0-9a-z]*)\]\s*$", re.I)
 TODO_RE = re.compile(r"^\s*#\s*TODO\b")
-LANGUAGES = ("zh", "en")  # the zh pages are the default; "en" is the file as written
-SOURCE_LANGUAGE = "en"
+SOURCE_LANGUAGE = "en"  # the lesson file is written in it; the others are translated
 TRANSLATED_SECTIONS = ("exercise", "test", "example")
 TABLE_NAME = {"zh": "ZH"}  # language -> the dict its section (named by the language) sets
+# what every lesson's docstring says alike, translated once here; a file's own table adds to it
+SHARED_TABLE = {"zh": {"Args:": "参数：", "Returns:": "返回："}}
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,7 @@ class Lesson:
     @cached_property
     def manifest(self) -> Exercise:
         """The check section, parsed: title, reference, time limit, tolerances, inputs."""
-        return Exercise.parse(self.id, self.name, self.section("check"))
+        return Exercise.parse(self.id, self.name, self.section("check"), LANGUAGES)
 
     # ---- blanks ----------------------------------------------------------------------------
 
@@ -324,7 +327,8 @@ def _strip_comment(line: str) -> str:
 # longest key first, and nowhere else, so code is the same in both languages (checked: the two
 # files parse to the same tree but for those strings). A fragment of prose left in English, or a
 # key that matches nothing, is an error naming the file and the line: translations cannot go
-# stale. Python runs the file as it is (English); ZH is just a dict there.
+# stale. Python runs the file as it is (English); ZH is just a dict there. What every lesson's
+# docstring says alike (its "Args:" and "Returns:") is translated once, in SHARED_TABLE.
 
 
 # English a Chinese text keeps as it is (the site's pages write these in Latin letters too), and
@@ -461,7 +465,8 @@ def translate(text: str, path: Path | str, lang: str) -> str:
     translation that changes code."""
     if lang == SOURCE_LANGUAGE:
         return text
-    table = translation_table(text, path, lang)
+    own = translation_table(text, path, lang)
+    table = {**SHARED_TABLE.get(lang, {}), **own}
     lines = text.split("\n")
     names = frozenset(
         tok.string for tok in tokenize.generate_tokens(io.StringIO(text).readline)
@@ -489,7 +494,7 @@ def translate(text: str, path: Path | str, lang: str) -> str:
         raise TranslationError(
             "\n".join(reversed(missing))
             + f"\n(add the fragments to {TABLE_NAME[lang]} in the file's {lang} section)")
-    unused = [k for k in table if k not in used]
+    unused = [k for k in own if k not in used]
     if unused:
         first = _section_spans(text, Path(path))[lang][0]
         where = {k: next((no for no, ln in enumerate(lines[first - 1 :], first)

@@ -39,14 +39,19 @@ from mkdocs.structure.pages import Page
 from . import es_modules, pins, pyodide_dist, service_worker, wheel, write_atomic
 from .directives import DirectiveError, directives, expand, localize_snippets, placed
 from .katex import Katex, KatexError, KatexExtension
+from .languages import LANGUAGES  # the default first: its pages carry .zh.md or no suffix
 from .lessons import Lesson, download, find_lessons
 
-LANGUAGES = ("zh", "en")  # the first is the default: its pages carry .zh.md or no suffix
-# Edit mode's editor (js/editor.js imports these): served as the package ships them, with
-# what they import, and loaded only when a learner opens Edit
+# how long the worker waits for numpy's download before it says which file did not come
+NUMPY_TIMEOUT_MS = 20_000
+# Edit mode's editor: the files js/editor.js loads (its VENDOR_FILES, the one list), served as
+# the package ships them with what they import, and fetched only when a learner opens Edit
 EDITOR_DIST = "prism-code-editor/dist"
-EDITOR_ENTRIES = ["index.js", "extensions/commands/index.js", "languages/python.js",
-                  "prism/languages/python.js", "layout.css"]
+EDITOR_ENTRIES = json.loads(re.search(
+    r"export const VENDOR_FILES = (\[.*?\]);",
+    (Path(__file__).resolve().parents[1] / "js" / "editor.js").read_text(encoding="utf-8"),
+    re.S,
+).group(1).replace(",\n]", "]"))
 
 
 class RlOpsConfig(base.Config):
@@ -128,8 +133,9 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
         for lesson in self.lessons.values():
             if not callable(getattr(rl_ops_numpy, lesson.manifest.reference, None)):
                 raise PluginError(
-                    f"{lesson.path}: REFERENCE = {lesson.manifest.reference!r} is not a function "
-                    "of rl_ops_numpy (add it there, and to rl_ops_numpy/__init__.py)"
+                    f"{lesson.path}: the reference {lesson.manifest.reference!r} (REFERENCE, by "
+                    "default the function's name) is not a function of rl_ops_numpy (add it "
+                    "there, and to rl_ops_numpy/__init__.py)"
                 )
         self.chapters = _in_nav_order(self._chapters(docs), config.nav)
 
@@ -153,11 +159,15 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
                 raise PluginError(f"Pyodide: {err}") from err
         self.wheel = wheel.build([lesson.manifest for lesson in self.lessons.values()])
         self.demo_html = demo_widget(demo_sample(self.root))
-        # read by overrides/main.html: the wheel's URL carries a hash of its bytes
-        config.extra["pyodide_version"] = version
-        config.extra["pyodide_url"] = url
-        config.extra["wheel_path"] = f"assets/wheels/{self.wheel[0]}"
-        config.extra["wheel_hash"] = hashlib.sha256(self.wheel[1]).hexdigest()[:16]
+        # what the page's scripts read: overrides/main.html writes it into <script id="rl-config">
+        # with the page's `base` (the paths resolve against it), js/dom.js siteConfig() parses it
+        digest = hashlib.sha256(self.wheel[1]).hexdigest()[:16]  # a new wheel, a new URL
+        config.extra["rl_config"] = {
+            "wheel": f"{service_worker.WHEELS}/{self.wheel[0]}?v={digest}",
+            "pyodide": url or f"{service_worker.PYODIDE}/",
+            "numpyTimeoutMs": NUMPY_TIMEOUT_MS,
+            "languages": list(LANGUAGES),
+        }
         return config
 
     def _chapters(self, docs: Path) -> list[Chapter]:
@@ -229,11 +239,11 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
         for name in editor:
             _add(files, config, f"assets/prism-code-editor/{name}",
                  source=node / EDITOR_DIST / name)
-        _add(files, config, f"assets/wheels/{self.wheel[0]}", content=self.wheel[1])
+        _add(files, config, f"{service_worker.WHEELS}/{self.wheel[0]}", content=self.wheel[1])
         if self.pyodide:
             for name, source in self.pyodide.items():
-                _add(files, config, f"assets/pyodide/{name}", source=source)
-            _add(files, config, "assets/pyodide/pyodide-lock.json",
+                _add(files, config, f"{service_worker.PYODIDE}/{name}", source=source)
+            _add(files, config, f"{service_worker.PYODIDE}/pyodide-lock.json",
                  content=pyodide_dist.site_lock())
         # each chapter's downloads in this build's language (mkdocs-static-i18n builds the
         # default language, then each other one): ppo/exercise.py in Chinese, and

@@ -1,9 +1,10 @@
 """The service worker (``js/sw.js``), versioned by the build that wrote the site.
 
-``write`` fills its three placeholders: ``__BUILD__`` hashes every file of the site (a new build
+``write`` fills its placeholders: ``__BUILD__`` hashes every file of the site (a new build
 replaces the cached pages), ``__RUNTIME__`` the Python runtime's files alone (Pyodide and the
-wheel stay cached across builds that do not change them), and ``["__PRECACHE__"]`` lists what
-search needs offline (its worker fetches it before the service worker can see the request).
+wheel stay cached across builds that do not change them), ``["__RUNTIME_FOLDERS__"]`` names
+their folders, and ``["__PRECACHE__"]`` lists what search needs offline (its worker fetches it
+before the service worker can see the request).
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ import hashlib
 import json
 from pathlib import Path
 
-RUNTIME_FOLDERS = ("assets/pyodide", "assets/wheels")
+# the Python runtime: the site's Pyodide and the wheel of its own Python (cached first by sw.js)
+PYODIDE = "assets/pyodide"
+WHEELS = "assets/wheels"
+RUNTIME_FOLDERS = (PYODIDE, WHEELS)
 
 
 def _tree_digest(folder: Path, skip: Path | None = None) -> str:
@@ -49,5 +53,6 @@ def write(site: Path, template: Path) -> None:
             runtime.update(_tree_digest(site / folder).encode())
     text = template.read_text(encoding="utf-8")
     text = text.replace("__RUNTIME__", runtime.hexdigest()[:16])
+    text = text.replace('["__RUNTIME_FOLDERS__"]', json.dumps([f"{f}/" for f in RUNTIME_FOLDERS]))
     text = text.replace('["__PRECACHE__"]', json.dumps(search_files(site)))
     sw.write_text(text.replace("__BUILD__", _tree_digest(site, skip=sw)), encoding="utf-8")

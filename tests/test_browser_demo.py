@@ -50,12 +50,12 @@ COUNTING = """
 window.__demos = 0;
 export function runtime() {
   return {
-    config: {}, prefetch() {}, stop() {}, onProgress() { return () => {}; },
-    demo(options) {
+    prefetch() {},
+    submit(job) {
       window.__demos++;
-      window.__config = options.config;
-      return { done: new Promise((resolve) =>
-        setTimeout(() => resolve({ state: "stopped", ok: false }), 500)) };
+      window.__config = job.payload.config;
+      setTimeout(() => job.move("stopped"), 500);
+      return job;
     },
   };
 }

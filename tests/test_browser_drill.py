@@ -4,10 +4,13 @@ matches, and the page's real Python deciding answers that differ in text."""
 from __future__ import annotations
 
 import json
+import keyword
 import math
 import re
 
 import pytest
+
+from site_build.drill import count
 
 from .browser import fail_downloads, new_page
 from .conftest import CHAPTERS, LESSONS
@@ -59,20 +62,20 @@ def _numbers(page, drill=DRILL) -> list[int]:
 def test_counts_shown_match_and_masked_follows_the_ratio(page):
     for drill in page.locator("[data-drill]").all():
         sel = f"[data-drill='{drill.get_attribute('data-drill')}']"
-        data = _data(page, sel)
+        slots = count(LESSONS[drill.get_attribute("data-drill")].drill_code)
         for pct in ("10", "15", "20", "30", "50"):
             page.locator(f"{sel} select").select_option(pct)
             n, m = _numbers(page, sel)[:2]
-            assert n == data["count"]
+            assert n == slots
             # max(1, round(N × ratio)), rounding halves up as the source site (JavaScript) does
-            assert m == max(1, math.floor(data["count"] * int(pct) / 100 + 0.5))
+            assert m == max(1, math.floor(slots * int(pct) / 100 + 0.5))
             assert page.locator(f"{sel} pre input[data-slot]").count() == m
 
 
 def test_extended_mode_masks_more_kinds_of_tokens(page):
-    data = _data(page)
+    code = LESSONS["ppo/importance_ratio"].drill_code
     page.locator(f"{DRILL} [data-action='mode']").click()
-    assert _numbers(page)[0] == data["countExtended"] > data["count"]
+    assert _numbers(page)[0] == count(code, extended=True) > count(code)
     assert page.locator(f"{DRILL} [data-action='mode']").get_attribute("aria-pressed") == "true"
 
 
@@ -178,11 +181,13 @@ def test_typed_answers_are_kept_when_the_page_is_opened_without_the_mask(page):
 # without numpy for Pyodide, which this machine cannot fetch
 SLOW_EQUIVALENT = """
 export function runtime() {
-  return { check: () => ({ done: new Promise((resolve) => setTimeout(() => {
-    const result = { total: 3, passed: 3, failures: [], error: null };
-    resolve({ state: "done", ok: true, result });
-    window.__answered = (window.__answered ?? 0) + 1;
-  }, window.__delay ?? 0)) }) };
+  return { submit(job) {
+    setTimeout(() => {
+      job.move("done", { ok: true, result: { total: 3, passed: 3, failures: [], error: null } });
+      window.__answered = (window.__answered ?? 0) + 1;
+    }, window.__delay ?? 0);
+    return job;
+  } };
 }
 """
 
@@ -231,7 +236,8 @@ def test_works_with_python_unreachable_and_says_so(page):
     inputs = page.locator(f"{DRILL} input[data-slot]").all()
     # a name that still parses, so only running it could tell (no keyword: that is a syntax error)
     name = next(
-        i for i in inputs if not data["slots"][int(i.get_attribute("data-slot"))]["keyword"]
+        i for i in inputs
+        if not keyword.iskeyword(data["slots"][int(i.get_attribute("data-slot"))]["text"])
     )
     name.fill("something_else")
     page.locator(f"{DRILL} [data-action='check']").click()

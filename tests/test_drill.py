@@ -46,14 +46,28 @@ def _slot_texts(markup: str) -> list[str]:
 def test_site_snippet_markup_marks_exactly_its_tokens(exercise_id):
     lesson = LESSONS[exercise_id]
     code = lesson.drill_code
-    markup = drill_html(exercise_id, code, "import torch", lesson.name)
+    markup = drill_html(exercise_id, code, "import torch")
     data = json.loads(re.search(r"<script[^>]*>(.*?)</script>", markup, re.S).group(1))
     pre = re.search(r"<code>(.*)</code>", markup, re.S).group(1)
     assert unescape(re.sub(r"<[^>]+>", "", pre)) == code  # highlighting loses nothing
     assert _slot_texts(pre) == [s["text"] for s in data["slots"]]
-    assert data["count"] == count(code) == sum(1 for s in data["slots"] if not s["extended"])
-    assert data["countExtended"] > data["count"]
-    assert data["function"] == lesson.name and data["id"] == exercise_id
+    # the offsets the program is built from point at the slots' text (in UTF-16 units, as JS)
+    units = code.encode("utf-16-le")
+    for s in data["slots"]:
+        assert units[2 * s["start"]:2 * s["end"]].decode("utf-16-le") == s["text"]
+    assert count(code) == sum(1 for s in data["slots"] if not s["extended"])
+    assert count(code, extended=True) == len(data["slots"]) > count(code)
+    assert data["id"] == exercise_id and data["code"] == code
+
+
+def test_the_drill_ships_only_what_its_widget_reads():
+    code = LESSONS["ppo/importance_ratio"].drill_code
+    markup = drill_html("ppo/importance_ratio", code, "import torch")
+    data = json.loads(re.search(r"<script[^>]*>(.*?)</script>", markup, re.S).group(1))
+    widget = (Path(__file__).parents[1] / "js" / "drill.js").read_text(encoding="utf-8")
+    fields = set(data) | set(data["slots"][0])
+    unread = {f for f in fields if not re.search(rf"(\.|\{{ |, ){f}\b", widget)}
+    assert not unread, f"the build ships {sorted(unread)}, which js/drill.js never reads"
 
 
 def _regex_count(code: str) -> int:

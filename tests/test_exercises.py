@@ -16,6 +16,7 @@ import torch
 import rl_ops_numpy
 from browser_runtime.exercises import LAYOUTS, Draw, Exercise, mask
 from site_build import wheel
+from site_build.languages import LANGUAGES
 
 from .conftest import EXERCISES, LESSONS
 
@@ -75,6 +76,20 @@ def test_draw_is_deterministic_starts_at_one_by_one_and_cycles_the_mask_layouts(
     assert Draw(1, 2, dtype=np.float64).normal(3).dtype == np.float64
 
 
+def test_the_draws_exercises_share_have_the_shapes_and_values_they_promise():
+    shapes, groups, values = set(), set(), set()
+    for case in range(1, 40):
+        draw = Draw(5, case)
+        G, N = draw.groups(3)
+        assert N % G == 0 and 1 <= N // G <= 3
+        groups.add(G)
+        values.add(frozenset(np.unique(draw.scores(64))) <= {0.0, 1.0})
+        shapes.add(draw.advantages(2, 5).shape)
+    assert groups == {2, 3, 4, 8}
+    assert values == {True, False}  # a verifier's 0/1, or a reward model's real numbers
+    assert shapes == {(2,), (2, 5)}  # one advantage per response, or one per token
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_each_mask_layout_is_what_its_name_says(layout):
     rng = np.random.default_rng(0)
@@ -116,8 +131,14 @@ def inputs(draw):
 )
 def test_a_malformed_check_section_is_refused_with_the_exercise_and_the_reason(source, error):
     with pytest.raises(ValueError, match=r"ppo/x: the check section.*") as info:
-        Exercise.parse("ppo/x", "x", source)
+        Exercise.parse("ppo/x", "x", source, LANGUAGES)
     assert error in str(info.value)
+
+
+def test_the_reference_is_the_function_of_the_same_name_unless_the_section_names_another():
+    plain = CHECK.replace('REFERENCE = "importance_ratio"\n', "")
+    assert Exercise.parse("ppo/x", "x", plain, LANGUAGES).reference == "x"
+    assert Exercise.parse("ppo/x", "x", CHECK, LANGUAGES).reference == "importance_ratio"
 
 
 def test_the_wheel_carries_the_manifest_and_check_finds_exercises_in_it_by_id(tmp_path):
@@ -188,6 +209,16 @@ def test_the_chinese_text_translates_comments_docstrings_and_printed_words_only(
     back = zh.replace("重要性采样比，padding 上为 1。", "The importance ratio, 1 on padding.", 1)
     back = back.replace("对掩码后的对数比取 exp", "exp of the masked log-ratio", 1)
     assert back.replace('f"padding 上的比值：', 'f"ratio on padding: ', 1) == TRANSLATED
+
+
+def test_what_every_docstring_says_alike_is_translated_without_the_files_own_table(tmp_path):
+    from site_build.lessons import SHARED_TABLE, translate
+
+    returns = '1 on padding.\n\n    Returns:\n        ρ\n    """'
+    text = TRANSLATED.replace('1 on padding."""', returns)
+    zh = translate(text, tmp_path / "ratio.py", "zh")
+    assert f"    {SHARED_TABLE['zh']['Returns:']}\n        ρ\n" in zh
+    assert "Returns:" not in zh
 
 
 @pytest.mark.parametrize(

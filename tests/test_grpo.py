@@ -580,17 +580,10 @@ def test_grpo_loss_is_finite_and_quiet_whatever_padding_holds():
 
 
 def test_grpo_loss_bad_input_names_the_arguments():
+    # the shapes every policy loss checks: tests/test_policy_losses.py
     z = np.zeros((2, 3))
-    with pytest.raises(ValueError, match=r"new_logprobs \[2, 3\], old_logprobs \[2, 4\]"):
-        grpo_policy_loss(z, np.zeros((2, 4)), np.zeros(2), z + 1)
     with pytest.raises(ValueError, match=r"ref_logprobs \[3, 3\]"):
         grpo_policy_loss(z, z, np.zeros(2), z + 1, np.zeros((3, 3)), beta=0.1)
-    with pytest.raises(ValueError, match=r"advantages \[3\] needs one advantage per row"):
-        grpo_policy_loss(z, z, np.zeros(3), z + 1)
-    with pytest.raises(ValueError, match=r"new_logprobs \[2, 3\], advantages \[2, 2\]"):
-        grpo_policy_loss(z, z, np.zeros((2, 2)), z + 1)
-    with pytest.raises(ValueError, match=r"advantages must be \[B\] or \[B, T\]"):
-        grpo_policy_loss(z, z, np.zeros((2, 3, 1)), z + 1)
     with pytest.raises(ValueError, match="beta > 0 needs ref_logprobs"):
         grpo_policy_loss(z, z, np.zeros(2), z + 1, beta=0.04)
     with pytest.raises(ValueError, match="mode must be one of"):

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -122,8 +123,12 @@ def test_the_new_exercise_is_on_the_page_with_its_output_answer_and_drill(site, 
     out_name = f"{ID}.out" if lang else f"{ID}.zh.out"
     out = (site / "docs" / out_name).read_text(encoding="utf-8")
     assert out.startswith("ratio: tensor" if lang else "比值： tensor")
-    assert out.splitlines()[0].split("[[")[0] in html  # the expected output
-    assert "masked_fill" in html.split(f'data-runner="{ID}"', 1)[1]  # the answer block
+    # the expected output, whole, in the block right after the cell; the answer in its own block
+    after = html.split(f'data-runner="{ID}"', 1)[1]
+    shown = re.search(r'<div class="language-text highlight"><pre>.*?</pre>', after, re.S)
+    assert unescape(re.sub(r"<[^>]+>", "", shown.group(0))) == out
+    answer = re.search(r'<details class="success">.*?</details>', after, re.S).group(0)
+    assert ANSWER in unescape(re.sub(r"<[^>]+>", "", answer))
     title = "Ratio in One Line" if lang else "一行写出比值"
     assert f'data-drill="{ID}"' in html and f">{title}<" in html  # drill under its heading
     assert html.index(f'data-drill="{ID}"') > html.index('data-drill="ppo/masked_whiten"')

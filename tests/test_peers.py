@@ -535,45 +535,69 @@ def test_trls_nanstd_is_the_unbiased_std_of_the_values_that_are_not_nan(case):
     close(ours[ok], theirs[ok], x.dtype, **BESSEL)
 
 
-@pytest.mark.parametrize("case", cases("trl", "selective_log_softmax"))
-def test_token_logprobs_equal_trls_selective_log_softmax(case):
-    i = case["inputs"]
-    ours = token_logprobs(i["logits"], i["index"], temperature=case["kwargs"]["temperature"])
-    close(ours, case["outputs"]["logps"])
-
-
-@pytest.mark.parametrize("case", cases("trl", "entropy_from_logits"))
-def test_token_entropy_equals_trls_entropy_from_logits_of_the_scaled_logits(case):
-    ours = token_entropy(case["inputs"]["logits"], temperature=case["kwargs"]["temperature"])
-    close(ours, case["outputs"]["entropy"])
-
-
 def _within_ulps_of_the_largest_scaled_logit(z: np.ndarray, temperature: float) -> float:
     """verl's and OpenRLHF's logsumexp(z) − Σ softmax(z)·z cancels two numbers as large as the
     (scaled) logits: an absolute error of a few ulps of the largest one."""
     return 8 * float(np.spacing((np.abs(z).max() / temperature).astype(z.dtype)))
 
 
+def _token_logprobs_are_theirs(case, ids: str, output: str) -> None:
+    """Our token_logprobs of the case's logits and token ids (the library's name), at its
+    temperature, equal the library's ``output``."""
+    i = case["inputs"]
+    ours = token_logprobs(i["logits"], i[ids], temperature=case["kwargs"]["temperature"])
+    close(ours, case["outputs"][output])
+
+
+def _token_entropy_is_theirs(case, within_ulps: bool) -> None:
+    """Our token_entropy of the case's logits at its temperature equals the library's entropy;
+    ``within_ulps``: up to :func:`_within_ulps_of_the_largest_scaled_logit`."""
+    z, tau = case["inputs"]["logits"], case["kwargs"]["temperature"]
+    atol = _within_ulps_of_the_largest_scaled_logit(z, tau) if within_ulps else 0.0
+    close(token_entropy(z, temperature=tau), case["outputs"]["entropy"], atol=atol)
+
+
+@pytest.mark.parametrize("case", cases("trl", "selective_log_softmax"))
+def test_token_logprobs_equal_trls_selective_log_softmax(case):
+    _token_logprobs_are_theirs(case, "index", "logps")
+
+
+@pytest.mark.parametrize("case", cases("trl", "entropy_from_logits"))
+def test_token_entropy_equals_trls_entropy_from_logits_of_the_scaled_logits(case):
+    _token_entropy_is_theirs(case, within_ulps=False)
+
+
 @pytest.mark.parametrize("case", cases("verl", "entropy_from_logits"))
 def test_token_entropy_equals_verls_within_a_few_ulps_of_the_largest_logit(case):
-    z, tau = case["inputs"]["logits"], case["kwargs"]["temperature"]
-    close(token_entropy(z, temperature=tau), case["outputs"]["entropy"],
-          atol=_within_ulps_of_the_largest_scaled_logit(z, tau))
+    _token_entropy_is_theirs(case, within_ulps=True)
+
+
+def _dpo_mean_is_theirs(case, chosen: str, rejected: str, ref_chosen: str,
+                        ref_rejected: str) -> None:
+    """The batch mean of our dpo_loss on the case's sequence log-probs (the library's names)
+    equals the library's loss."""
+    i = case["inputs"]
+    ours = dpo_loss(i[chosen], i[rejected], i[ref_chosen], i[ref_rejected], case["kwargs"]["beta"])
+    close(ours.mean(dtype=np.float64), case["outputs"]["loss"])
+
+
+def _reward_model_loss_is_theirs(case, chosen: str, rejected: str) -> None:
+    """Our reward_model_loss on the case's scores (the library's names) and optional margin equals
+    the library's loss."""
+    i = case["inputs"]
+    ours = reward_model_loss(i[chosen], i[rejected], i.get("margin"))
+    close(ours, case["outputs"]["loss"], dtype_of(case))
 
 
 @pytest.mark.parametrize("case", cases("trl", "DPOTrainer._compute_loss (sigmoid)"))
 def test_dpo_loss_mean_equals_trls_sigmoid_loss(case):
-    i = case["inputs"]
-    ours = dpo_loss(i["chosen_logps"], i["rejected_logps"], i["ref_chosen_logps"],
-                    i["ref_rejected_logps"], case["kwargs"]["beta"])
-    close(ours.mean(dtype=np.float64), case["outputs"]["loss"])
+    _dpo_mean_is_theirs(case, "chosen_logps", "rejected_logps", "ref_chosen_logps",
+                        "ref_rejected_logps")
 
 
 @pytest.mark.parametrize("case", cases("trl", "RewardTrainer.compute_loss"))
 def test_reward_model_loss_equals_trls_reward_trainer(case):
-    i = case["inputs"]
-    ours = reward_model_loss(i["rewards_chosen"], i["rewards_rejected"], i.get("margin"))
-    close(ours, case["outputs"]["loss"], dtype_of(case))
+    _reward_model_loss_is_theirs(case, "rewards_chosen", "rewards_rejected")
 
 
 # ---- OpenRLHF -----------------------------------------------------------------------------------
@@ -650,18 +674,13 @@ def test_value_clipped_loss_equals_openrlhf_value_loss(case):
 
 @pytest.mark.parametrize("case", cases("openrlhf", "PairWiseLoss"))
 def test_reward_model_loss_equals_openrlhf_pairwise_loss(case):
-    i = case["inputs"]
-    ours = reward_model_loss(i["chosen_reward"], i["reject_reward"], i.get("margin"))
-    close(ours, case["outputs"]["loss"], dtype_of(case))
+    _reward_model_loss_is_theirs(case, "chosen_reward", "reject_reward")
 
 
 @pytest.mark.parametrize("case", cases("openrlhf", "DPOLoss"))
 def test_dpo_loss_mean_equals_openrlhf_dpo_loss(case):
-    i = case["inputs"]
-    ours = dpo_loss(i["policy_chosen_logps"], i["policy_rejected_logps"],
-                    i["reference_chosen_logps"], i["reference_rejected_logps"],
-                    case["kwargs"]["beta"])
-    close(ours.mean(dtype=np.float64), case["outputs"]["loss"])
+    _dpo_mean_is_theirs(case, "policy_chosen_logps", "policy_rejected_logps",
+                        "reference_chosen_logps", "reference_rejected_logps")
 
 
 @pytest.mark.parametrize("case", cases("openrlhf", "RemoteExperienceMaker."
@@ -998,6 +1017,13 @@ def test_each_default_the_offpolicy_docstrings_state_is_the_pinned_librarys(key,
 # ---- SAPO and KL-Cov (sapo_loss, kl_cov_loss) ---------------------------------------------------
 
 
+def _verl_policy_inputs(case: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A verl policy-loss case's ``(log_prob, old_log_prob, advantages, response_mask)``: our
+    losses' ``(new_logprobs, old_logprobs, advantages, mask)``."""
+    i = case["inputs"]
+    return i["log_prob"], i["old_log_prob"], i["advantages"], i["response_mask"]
+
+
 def _lesson_grad(exercise_id: str, new: np.ndarray, *args, **kwargs) -> tuple[float, np.ndarray]:
     """The lesson's answer on these inputs: its loss, and d loss / d new by autograd."""
     lp = torch.tensor(new, requires_grad=True)
@@ -1019,14 +1045,13 @@ def _sapo_token_mean(case: dict) -> float:
 
 @pytest.mark.parametrize("case", cases("verl", "compute_policy_loss_sapo"))
 def test_sapo_loss_equals_verl_which_takes_the_sequence_mean_whatever_loss_agg_mode(case):
-    i, kw = case["inputs"], case["kwargs"]
-    m = i["response_mask"]
-    ours = sapo_loss(i["log_prob"], i["old_log_prob"], i["advantages"], m,
-                     tau_pos=kw["tau_pos"], tau_neg=kw["tau_neg"])
+    kw = case["kwargs"]
+    new, old, adv, m = _verl_policy_inputs(case)
+    ours = sapo_loss(new, old, adv, m, tau_pos=kw["tau_pos"], tau_neg=kw["tau_neg"])
     theirs = case["outputs"]["pg_loss"]
     if no_token_gives_nan_there_and_zero_here(m, ours, theirs):
         return
-    assert np.abs(i["log_prob"] - i["old_log_prob"]).max() == 30  # the clamp at ±20 acts
+    assert np.abs(new - old).max() == 30  # the clamp at ±20 acts
     # verl divides each row by n_b + 1e-8
     close(ours, theirs, rtol=1e-8)
     # it was handed loss_agg_mode "token-mean" and did not use it
@@ -1036,13 +1061,12 @@ def test_sapo_loss_equals_verl_which_takes_the_sequence_mean_whatever_loss_agg_m
 
 @pytest.mark.parametrize("case", cases("verl", "compute_policy_loss_sapo"))
 def test_lesson_sapo_loss_has_verls_gradient_clamp_included(case):
-    i, kw = case["inputs"], case["kwargs"]
-    m = i["response_mask"]
-    loss, grad = _lesson_grad("beyond/sapo_loss", i["log_prob"], i["old_log_prob"],
-                              i["advantages"], m, kw["tau_pos"], kw["tau_neg"])
+    kw = case["kwargs"]
+    new, old, adv, m = _verl_policy_inputs(case)
+    loss, grad = _lesson_grad("beyond/sapo_loss", new, old, adv, m, kw["tau_pos"], kw["tau_neg"])
     theirs = case["outputs"]["grad_log_prob"]
     # |log ρ| = 30 > 20: verl's clamp leaves no gradient there, and the lesson's neither
-    beyond = np.abs(i["log_prob"] - i["old_log_prob"]) > 20
+    beyond = np.abs(new - old) > 20
     assert not theirs[beyond].any() and not grad[beyond].any()
     close(grad, theirs, rtol=1e-8)
     if not m.any():
@@ -1051,25 +1075,23 @@ def test_lesson_sapo_loss_has_verls_gradient_clamp_included(case):
 
 @pytest.mark.parametrize("case", cases("verl", "compute_policy_loss_kl_cov"))
 def test_kl_cov_loss_equals_verl_compute_policy_loss_kl_cov(case):
-    i, kw = case["inputs"], case["kwargs"]
-    m = i["response_mask"]
-    ours = kl_cov_loss(i["log_prob"], i["old_log_prob"], i["advantages"], m,
-                       k_ratio=kw["kl_cov_ratio"], kl_coef=kw["ppo_kl_coef"],
+    kw = case["kwargs"]
+    new, old, adv, m = _verl_policy_inputs(case)
+    ours = kl_cov_loss(new, old, adv, m, k_ratio=kw["kl_cov_ratio"], kl_coef=kw["ppo_kl_coef"],
                        loss_agg_mode=kw["loss_agg_mode"])
     theirs = case["outputs"]["pg_loss"]
     if no_token_gives_nan_there_and_zero_here(m, ours, theirs):
         return
     # no two covariance terms near the cut: torch.topk and the reference choose the same tokens
     real = m != 0
-    a, lp = i["advantages"][real].astype(np.float64), i["log_prob"][real].astype(np.float64)
+    a, lp = adv[real].astype(np.float64), new[real].astype(np.float64)
     cov = np.sort((a - a.mean()) * (lp - lp.mean()))[::-1]
     k = max(1, int(real.sum() * kw["kl_cov_ratio"]))
     assert cov[k - 1] - cov[k] > 1e-4
     # "seq-mean-token-mean": verl divides each row by n_b + 1e-8 (row means of order 1)
     close(ours, theirs, rtol=1e-8, atol=1e-8)
     # without the penalty the value differs: the chosen tokens have moved
-    plain = kl_cov_loss(i["log_prob"], i["old_log_prob"], i["advantages"], m,
-                        k_ratio=kw["kl_cov_ratio"], kl_coef=0.0,
+    plain = kl_cov_loss(new, old, adv, m, k_ratio=kw["kl_cov_ratio"], kl_coef=0.0,
                         loss_agg_mode=kw["loss_agg_mode"])
     assert abs(plain - float(theirs)) > 1e-4
 
@@ -1077,18 +1099,17 @@ def test_kl_cov_loss_equals_verl_compute_policy_loss_kl_cov(case):
 @pytest.mark.parametrize("case", [c for c in cases("verl", "compute_policy_loss_kl_cov")
                                   if c.values[0]["kwargs"]["loss_agg_mode"] == "token-mean"])
 def test_lesson_kl_cov_loss_has_verls_gradient_and_no_pull_where_log_rho_is_0(case):
-    i, kw = case["inputs"], case["kwargs"]
-    m = i["response_mask"]
-    _, grad = _lesson_grad("beyond/kl_cov_loss", i["log_prob"], i["old_log_prob"],
-                           i["advantages"], m, kw["kl_cov_ratio"], kw["ppo_kl_coef"])
+    kw = case["kwargs"]
+    new, old, adv, m = _verl_policy_inputs(case)
+    _, grad = _lesson_grad("beyond/kl_cov_loss", new, old, adv, m, kw["kl_cov_ratio"],
+                           kw["ppo_kl_coef"])
     theirs = case["outputs"]["grad_log_prob"]
     close(grad, theirs)
     if not m.any():
         return
     # the penalty's gradient: kl_coef·sign(log ρ)/N on the chosen tokens, nothing elsewhere
-    _, plain = _lesson_grad("beyond/kl_cov_loss", i["log_prob"], i["old_log_prob"],
-                            i["advantages"], m, kw["kl_cov_ratio"], 0.0)
-    log_ratio = (i["log_prob"] - i["old_log_prob"]).astype(np.float64)
+    _, plain = _lesson_grad("beyond/kl_cov_loss", new, old, adv, m, kw["kl_cov_ratio"], 0.0)
+    log_ratio = (new - old).astype(np.float64)
     pull = (theirs - plain) * m.sum() / kw["ppo_kl_coef"]
     chosen = pull != 0
     k = max(1, int(m.sum() * kw["kl_cov_ratio"]))
@@ -1163,8 +1184,8 @@ def _lesson_gspo_rows(new, old, adv, m, *clip) -> np.ndarray:
 
 @pytest.mark.parametrize("case", cases("verl", "compute_policy_loss_gspo"))
 def test_gspo_loss_and_the_lessons_gradient_equal_verl_compute_policy_loss_gspo(case):
-    i, kw, o = case["inputs"], case["kwargs"], case["outputs"]
-    new, old, adv, m = i["log_prob"], i["old_log_prob"], i["advantages"], i["response_mask"]
+    kw, o = case["kwargs"], case["outputs"]
+    new, old, adv, m = _verl_policy_inputs(case)
     clip = (kw["clip_ratio_low"], kw["clip_ratio_high"])
     ours = gspo_loss(new, old, adv, m, clip_low=clip[0], clip_high=clip[1])
     lesson, grad = _lesson_loss_and_grad("beyond/gspo_loss", new, old, adv, m, *clip)
@@ -1282,8 +1303,8 @@ def _ppo_clipped(ratio, adv, low, high) -> np.ndarray:
 
 @pytest.mark.parametrize("case", cases("verl", "compute_policy_loss_cispo"))
 def test_cispo_loss_equals_verl_and_clipped_tokens_keep_their_gradient(case):
-    i, kw, o = case["inputs"], case["kwargs"], case["outputs"]
-    new, old, adv, m = i["log_prob"], i["old_log_prob"], i["advantages"], i["response_mask"]
+    kw, o = case["kwargs"], case["outputs"]
+    new, old, adv, m = _verl_policy_inputs(case)
     low, high, mode = kw["clip_ratio_low"], kw["clip_ratio_high"], kw["loss_agg_mode"]
     ours = cispo_loss(new, old, adv, m, clip_low=low, clip_high=high, loss_agg_mode=mode)
     close(ours, o["pg_loss"], **ROW_EPS)
@@ -1388,17 +1409,13 @@ def test_token_logprobs_and_entropy_equal_verls_engine_at_its_float32_temperatur
 
 @pytest.mark.parametrize("case", cases("openrlhf", "log_probs_from_logits"))
 def test_token_logprobs_equal_openrlhfs_log_probs_from_logits(case):
-    i = case["inputs"]
-    ours = token_logprobs(i["logits"], i["labels"], temperature=case["kwargs"]["temperature"])
-    close(ours, case["outputs"]["log_probs"])
+    _token_logprobs_are_theirs(case, "labels", "log_probs")
 
 
 @pytest.mark.parametrize("case", cases("openrlhf", "compute_entropy"))
 def test_token_entropy_equals_openrlhfs_compute_entropy_within_a_few_ulps_of_the_largest_logit(
         case):
-    z, tau = case["inputs"]["logits"], case["kwargs"]["temperature"]
-    close(token_entropy(z, temperature=tau), case["outputs"]["entropy"],
-          atol=_within_ulps_of_the_largest_scaled_logit(z, tau))
+    _token_entropy_is_theirs(case, within_ulps=True)
 
 
 @pytest.mark.parametrize("case", cases("trl", "GRPOTrainer.get_high_entropy_mask"))

@@ -1,5 +1,5 @@
-"""rl_ops_numpy.policy_losses against the "Beyond the PPO clip" lessons' PyTorch answers, and the
-properties those lessons teach."""
+"""rl_ops_numpy.policy_losses against the "Beyond the PPO clip" lessons' PyTorch answers, the
+properties those lessons teach, and the argument checks every policy loss shares (GRPO's too)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from rl_ops_numpy.grpo import LOSS_AGG_MODES, aggregate_loss, grpo_policy_loss
-from rl_ops_numpy.policy_losses import cispo_loss, gspo_loss
+from rl_ops_numpy.policy_losses import cispo_loss, gspo_loss, kl_cov_loss, sapo_loss
 
 from .cases import Case, cases, mask, tolerance
 from .conftest import lesson_function
@@ -152,21 +152,8 @@ def test_gspo_is_finite_and_quiet_whatever_padding_holds():
     assert gspo_loss(np.zeros((2, 3)), np.zeros((2, 3)), np.ones(2), np.zeros((2, 3))) == 0.0
 
 
-def test_gspo_bad_input_names_the_arguments():
+def test_gspo_refuses_a_clip_range_out_of_range():
     z = np.zeros((2, 3))
-    with pytest.raises(ValueError, match=r"new_logprobs \[2, 3\], old_logprobs \[2, 4\]"):
-        gspo_loss(z, np.zeros((2, 4)), np.zeros(2), z + 1)
-    with pytest.raises(ValueError, match=r"new_logprobs \[2, 3\], old_logprobs \[2, 3\], "
-                                         r"mask \[3, 3\]"):
-        gspo_loss(z, z, np.zeros(2), np.ones((3, 3)))
-    with pytest.raises(ValueError, match=r"advantages \[3\] needs one advantage per row"):
-        gspo_loss(z, z, np.zeros(3), z + 1)
-    with pytest.raises(ValueError, match=r"advantages must be \[B\] or \[B, T\]"):
-        gspo_loss(z, z, np.zeros((2, 3, 1)), z + 1)
-    with pytest.raises(ValueError, match=r"new_logprobs must be \[B, T\], got shape \[3\]"):
-        gspo_loss(np.zeros(3), np.zeros(3), np.zeros(3), np.ones(3))
-    with pytest.raises(ValueError, match=r"mask must hold only 0 and 1, found 0\.5"):
-        gspo_loss(z, z, np.zeros(2), z + 0.5)
     with pytest.raises(ValueError, match=r"clip_low must be in \[0, 1\], got 0.0"):
         gspo_loss(z, z, np.zeros(2), z + 1, clip_low=0.0)
     with pytest.raises(ValueError, match=r"clip_low must be in \[0, 1\], got 1.5"):
@@ -251,12 +238,8 @@ def test_cispo_is_finite_and_quiet_whatever_padding_holds_or_rho_overflows():
     assert cispo_loss(np.zeros((2, 3)), np.zeros((2, 3)), np.ones(2), np.zeros((2, 3))) == 0.0
 
 
-def test_cispo_bad_input_names_the_arguments():
+def test_cispo_refuses_an_unknown_mode_and_a_clip_range_out_of_range():
     z = np.zeros((2, 3))
-    with pytest.raises(ValueError, match=r"new_logprobs \[2, 3\], old_logprobs \[2, 4\]"):
-        cispo_loss(z, np.zeros((2, 4)), np.zeros(2), z + 1)
-    with pytest.raises(ValueError, match=r"new_logprobs \[2, 3\], advantages \[2, 2\]"):
-        cispo_loss(z, z, np.zeros((2, 2)), z + 1)
     with pytest.raises(ValueError, match="mode must be one of"):
         cispo_loss(z, z, np.zeros(2), z + 1, loss_agg_mode="mean")
     with pytest.raises(ValueError, match=r"clip_low must be in \[0, 1\], got 1.2"):
@@ -265,3 +248,26 @@ def test_cispo_bad_input_names_the_arguments():
         cispo_loss(z, z, np.zeros(2), z + 1, clip_high=0.0)
     with pytest.raises(ValueError, match="clip_high must be a single number"):
         cispo_loss(z, z, np.zeros(2), z + 1, clip_high=None)
+
+
+# ==== every policy loss: the same argument checks ================================================
+
+
+@pytest.mark.parametrize("loss", [grpo_policy_loss, gspo_loss, cispo_loss, sapo_loss, kl_cov_loss],
+                         ids=lambda f: f.__name__)
+def test_a_policy_loss_refuses_bad_shapes_and_masks_naming_the_arguments(loss):
+    z, one = np.zeros((2, 3)), np.ones((2, 3))
+    with pytest.raises(ValueError, match=r"new_logprobs \[2, 3\], old_logprobs \[2, 4\]"):
+        loss(z, np.zeros((2, 4)), np.zeros(2), one)
+    with pytest.raises(ValueError, match=r"old_logprobs \[2, 3\], mask \[3, 3\]"):
+        loss(z, z, np.zeros(2), np.ones((3, 3)))
+    with pytest.raises(ValueError, match=r"advantages \[3\] needs one advantage per row"):
+        loss(z, z, np.zeros(3), one)
+    with pytest.raises(ValueError, match=r"new_logprobs \[2, 3\], advantages \[2, 2\]"):
+        loss(z, z, np.zeros((2, 2)), one)
+    with pytest.raises(ValueError, match=r"advantages must be \[B\] or \[B, T\]"):
+        loss(z, z, np.zeros((2, 3, 1)), one)
+    with pytest.raises(ValueError, match=r"new_logprobs must be \[B, T\], got shape \[3\]"):
+        loss(np.zeros(3), np.zeros(3), np.zeros(3), np.ones(3))
+    with pytest.raises(ValueError, match=r"mask must hold only 0 and 1, found 0\.5"):
+        loss(z, z, np.zeros(2), one / 2)

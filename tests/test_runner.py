@@ -137,6 +137,26 @@ def test_check_rejects_wrong_answers_and_shows_the_inputs(exercise_id, old, new)
     assert first["inputs"] and first["expected"] and first["reason"]
 
 
+def test_checks_reasons_are_codes_with_their_values_for_the_page_to_word():
+    """Check answers in data (the page words it in its language): shape, count, values, the
+    k-th output, the learner's exception."""
+    from browser_runtime.check import _differs
+
+    ex = EXERCISES["ppo/importance_ratio"]
+    a = np.zeros((2, 3))
+    assert _differs(np.zeros((2, 4)), a, ex) == {"code": "shape", "got": [2, 4], "expected": [2, 3]}
+    b = a.copy()
+    b[1, 2] = 1.0
+    assert _differs(b, a, ex) == {"code": "values", "at": [[1, 2]]}
+    assert _differs(np.array(1.0), np.array(0.0), ex) == {"code": "values", "at": []}
+    assert _differs((a, b), (a, a), ex) == {"code": "values", "at": [[1, 2]], "output": 2}
+    assert _differs(a, (a, a), ex) == {"code": "count", "got": 1, "expected": 2}
+    raising = "def importance_ratio(*args):\n    raise ValueError('no')\n"
+    failure = check(ex, raising)["failures"][0]
+    reason = failure["reason"]
+    assert reason["code"] == "raised" and "ValueError: no" in reason["message"]
+
+
 def test_check_reports_a_syntax_error_instead_of_cases():
     result = check(EXERCISES["ppo/importance_ratio"], "def importance_ratio(:\n")
     assert result["passed"] == 0 and "SyntaxError" in result["error"]
@@ -234,3 +254,24 @@ def test_the_shrunk_case_never_changes_the_count_and_a_forged_one_is_not_shown()
                    (case, type("D", (dict,), {})(small), shrunk[2]), (10**6, small, shrunk[2])]:
         result = checker.verdict(ex, (outputs, error, forged))
         assert result["failures"] == plain["failures"], forged
+
+
+@pytest.mark.parametrize(
+    ("code", "needed"),
+    [
+        ("import math, torch\n", True),
+        ("from torch import nn\n", True),
+        ("import numpy as np\n", True),
+        ("from rl_ops_numpy.gae import compute_gae\n", True),
+        ("def f():\n    import torch\n    return torch\n", True),
+        ("import math\nprint(math.pi)\n", False),
+        ("s = 'import torch'  # import numpy\n", False),
+        ("from . import torch\n", False),
+        ("import torchvision_like_name\n", False),
+        ("import (\n", False),
+    ],
+)
+def test_python_decides_from_the_ast_whether_a_cell_needs_numpy_and_torch(code, needed):
+    from browser_runtime.runner import needs_packages
+
+    assert needs_packages(code) is needed

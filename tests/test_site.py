@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from site_build.languages import LANGUAGES, prefix
+
 from .conftest import CHAPTERS, DOCS, LESSONS, ROOT
 from .golden import golden_path
 
@@ -159,7 +161,7 @@ def test_page_sources_have_the_same_headings_and_code(page):
     assert all(a == b or cjk.search(a) for a, b in zip(zh[1], en[1], strict=True))
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("page", PAGES, ids=str)
 def test_no_unrendered_math_and_katex_where_formulas_are(page, lang, built_site):
     source = (DOCS / page if lang == "zh" else _en(DOCS / page)).read_text(encoding="utf-8")
@@ -190,17 +192,16 @@ def test_every_lesson_cell_is_on_a_page(built_site):
         assert f'data-runner="{exercise_id}"' in html
 
 
-LANG_DIR = {"zh": "", "en": "en/"}  # where each language's pages and downloads are
 
 
-@pytest.mark.parametrize("lang", LANG_DIR)
+@pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("folder", CHAPTERS)
 def test_downloads_resolve_and_the_solution_passes(folder, lang, built_site, tmp_path):
-    site = built_site["dir"] / LANG_DIR[lang]
+    site = built_site["dir"] / prefix(lang)
     html = (site / folder / "index.html").read_text(encoding="utf-8")
     for name in ("exercise.py", "solution.py"):
         hrefs = re.findall(rf'href="([^"]*{name})"', html)
-        assert hrefs, f"no link to {name} on {LANG_DIR[lang]}{folder}/"
+        assert hrefs, f"no link to {name} on {prefix(lang)}{folder}/"
         for href in hrefs:
             # each language's page links its own language's download
             assert (site / folder / href).resolve() == (site / folder / name).resolve(), href
@@ -221,10 +222,10 @@ def test_downloads_resolve_and_the_solution_passes(folder, lang, built_site, tmp
     assert sorted(run.stdout.splitlines()) == sorted(expected.splitlines())
 
 
-@pytest.mark.parametrize("lang", LANG_DIR)
+@pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("folder", CHAPTERS)
 def test_the_download_is_in_its_pages_language_with_the_chapters_title(folder, lang, built_site):
-    site = built_site["dir"] / LANG_DIR[lang]
+    site = built_site["dir"] / prefix(lang)
     html = (site / folder / "index.html").read_text(encoding="utf-8")
     h1 = re.search(r"<h1[^>]*>(.*?)<", html).group(1).strip()
     cjk = re.compile(r"[\u4e00-\u9fff]")
@@ -242,12 +243,12 @@ def test_the_download_is_in_its_pages_language_with_the_chapters_title(folder, l
         assert cjk.search(title)
 
 
-@pytest.mark.parametrize("lang", LANG_DIR)
+@pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("folder", CHAPTERS)
 def test_each_exercise_of_the_download_runs_on_its_own(folder, lang, built_site, tmp_path):
     from site_build.lessons import DOWNLOAD_WORDS
 
-    site = built_site["dir"] / LANG_DIR[lang]
+    site = built_site["dir"] / prefix(lang)
     lessons = [lesson for lesson in LESSONS.values() if lesson.path.parent.name == folder]
     exercise = site / folder / "exercise.py"
     run = subprocess.run(
@@ -321,7 +322,7 @@ def test_the_site_publishes_no_build_code(built_site):
     python = sorted(p for p in published if p.endswith(".py"))
     # the downloads (one per chapter and language), and nothing else
     assert python == sorted(
-        f"{LANG_DIR[lang]}{folder}/{name}" for lang in LANG_DIR for folder in CHAPTERS
+        f"{prefix(lang)}{folder}/{name}" for lang in LANGUAGES for folder in CHAPTERS
         for name in ("exercise.py", "solution.py")
     )
 
@@ -349,12 +350,12 @@ def _cells(html: str) -> dict[str, dict]:
     }
 
 
-@pytest.mark.parametrize("lang", LANG_DIR)
+@pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("folder", CHAPTERS)
 def test_each_page_shows_its_exercises_in_its_language(folder, lang, built_site):
     # the cell (what Run and Check run), the blanked code shown, the expected output and the
     # answer: all from the lesson in the page's language, the Chinese page's in Chinese
-    html = (built_site["dir"] / LANG_DIR[lang] / folder / "index.html").read_text("utf-8")
+    html = (built_site["dir"] / prefix(lang) / folder / "index.html").read_text("utf-8")
     page = _parse(html)
     code = [html_unescape(c) for c in page.code]
     cells = _cells(html)
@@ -374,12 +375,12 @@ def test_each_page_shows_its_exercises_in_its_language(folder, lang, built_site)
     assert len(cells) == sum(1 for lesson in LESSONS.values() if lesson.path.parent.name == folder)
 
 
-@pytest.mark.parametrize("lang", LANG_DIR)
+@pytest.mark.parametrize("lang", LANGUAGES)
 def test_an_example_on_a_page_is_in_the_pages_language(lang, built_site):
     # grpo/reinforce_pp.py is placed with pymdownx.snippets (a section and its .out)
     from .golden import Script
 
-    html = (built_site["dir"] / LANG_DIR[lang] / "grpo" / "index.html").read_text("utf-8")
+    html = (built_site["dir"] / prefix(lang) / "grpo" / "index.html").read_text("utf-8")
     code = [html_unescape(c).strip() for c in _parse(html).code]
     script = Script(DOCS / "grpo" / "reinforce_pp.py", lang)
     section = script.text.split("[start:example]\n")[1].split("# --8<-- [end:example]")[0]
@@ -404,7 +405,7 @@ def test_site_url_comes_from_the_environment_for_canonical_links_and_the_sitemap
     assert f"<loc>{url}en/ppo/</loc>" in (tmp_path / "sitemap.xml").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("lang", LANGUAGES)
 def test_numbers_in_the_grpo_pages_prose_come_from_its_lessons_outputs(lang):
     # every number written with three or more decimals on the GRPO page is printed by one of the
     # chapter's lesson files (docs/grpo/*.out): none typed in by hand

@@ -1389,3 +1389,17 @@ def test_quantile_refuses_what_torch_refuses_and_gives_nan_for_a_nan_slice():
         assert evaluate(expr, layer) == evaluate(expr, real_torch), expr
     with pytest.raises(Exception, match="quantile"):
         layer.quantile(layer.tensor([1.0, 2.0]), layer.tensor([0.2, 0.8]))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_without_dim_picks_torchs_legacy_dim_and_warns_at_the_callers_line(name):
+    x = [[1.0, 2.0, 0.5], [3.0, 0.0, -1.0]]
+    results = []
+    for torch_module in (real_torch, layer):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = getattr(torch_module.nn.functional, name)(torch_module.tensor(x))
+        (warning,) = caught
+        assert warning.filename == __file__ and "Implicit dimension choice" in str(warning.message)
+        results.append(out.tolist())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6)

@@ -22,6 +22,11 @@ def _with_masks(mask):
         "shape_token_rewards": lambda: ops.shape_token_rewards(
             np.zeros(B, np.float32), F32, F32, mask
         ),
+        # advantages one per response, the other arguments [B, T]
+        "grpo_policy_loss": lambda: ops.grpo_policy_loss(F32, F32, F32[:, 0], mask),
+        "cispo_loss": lambda: ops.cispo_loss(F32, F32, F32[:, 0], mask),
+        "off_policy_sequence_mask": lambda: ops.off_policy_sequence_mask(F32[:, 0], F32, F32,
+                                                                          mask, 0.1),
     }
 
 
@@ -80,6 +85,8 @@ def test_numpy_float64_scalars_do_not_widen_float32_results(name):
         (lambda: ops.compute_gae_episode(F32[0], F32[0], dones=[0, 1]), r"dones \[2\]"),
         (lambda: ops.shape_token_rewards(1.0, F32, F32, F32), r"rm_score must be \[B\]"),
         (lambda: ops.importance_ratio(F32[0], F32[0], F32[0]), r"new_logprobs must be \[B, T\]"),
+        (lambda: ops.grpo_policy_loss(F32, F32, F32[:, 0], F32, ref_logprobs=F32[:, :4], beta=1),
+         r"mask \[2, 5\], ref_logprobs \[2, 4\]"),
     ],
 )
 def test_shape_errors_name_the_arguments_and_their_shapes(call, message):

@@ -15,13 +15,13 @@ from typing import Any as _Any
 
 from . import nn, random
 from .dtypes import bool_ as bool
-from .dtypes import dtype, finfo, float32, float64, int32, int64, result_type
+from .dtypes import dtype, finfo, float32, float64, int32, int64
 from .errors import Unsupported, unsupported
 from .functions import *  # noqa: F403 (torch's functions: functions.__all__)
 from .functions import __all__ as _functions
 from .printing import get_printoptions, set_printoptions
 from .random import Generator, default_generator
-from .tensor import Size, Tensor, device
+from .tensor import Size, Tensor, device, result_type
 
 float = float32
 double = float64

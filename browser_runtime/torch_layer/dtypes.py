@@ -15,6 +15,7 @@ import numpy as np
 __all__ = [
     "DEFAULT_FLOAT",
     "bool_",
+    "combine_tiers",
     "dtype",
     "finfo",
     "float32",
@@ -23,7 +24,6 @@ __all__ = [
     "int32",
     "int64",
     "promote",
-    "result_type",
     "scalar_dtype",
 ]
 
@@ -102,20 +102,15 @@ def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
     return higher
 
 
-def result_type(*operands: object) -> dtype:
-    """torch.result_type over tensors and Python numbers."""
-    from .tensor import Tensor  # local: tensor.py imports this module
+def combine_tiers(
+    dimensioned: dtype | None, zero_dim: dtype | None, wrapped: dtype | None
+) -> dtype:
+    """The three-tier rule of ``at::native::result_type``, given each tier's promoted dtype
+    (None for an empty tier): tensors with dimensions, 0-d tensors, Python numbers.
 
-    dim_t = zero_t = wrapped = None
-    for op in operands:
-        if isinstance(op, Tensor):
-            if op.dim() > 0:
-                dim_t = promote(dim_t, op.dtype)
-            else:
-                zero_t = promote(zero_t, op.dtype)
-        elif op is not None:
-            wrapped = promote(wrapped, scalar_dtype(op))
-    out = _combine(dim_t, _combine(zero_t, wrapped))
+    ``tensor.result_type`` sorts its operands into the tiers (this module knows no tensors).
+    """
+    out = _combine(dimensioned, _combine(zero_dim, wrapped))
     if out is None:
         raise TypeError("result_type needs at least one tensor or number")
     return out

@@ -9,17 +9,40 @@ from __future__ import annotations
 import builtins
 import math
 import numbers
-import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from . import dtypes
-from .dtypes import DEFAULT_FLOAT, dtype, from_numpy_dtype, promote, result_type
+from .dtypes import DEFAULT_FLOAT, dtype, from_numpy_dtype
 from .errors import NO_AUTOGRAD, unsupported
-from .random import Generator, default_generator, initial_seed, manual_seed, seed  # noqa: F401 (torch.<name>)
-from .tensor import Tensor, _parse_shape, as_operand, device, is_scalar, normalize_dim, power
+from .random import Generator, default_generator, initial_seed, manual_seed, seed
+from .tensor import (
+    Tensor,
+    as_operand,
+    device,
+    from_data,
+    normalize_dim,
+    parse_shape,
+    power,
+    result_type,
+    where,
+)
+
+# every public name (``torch.<name>``): those defined below, and those imported above
+__all__ = [
+    "abs", "all", "allclose", "any", "arange", "argmax", "argmin", "as_tensor", "cat", "clamp",
+    "clip", "concat", "concatenate", "cumsum", "empty", "empty_like", "equal", "exp", "expm1",
+    "flatten", "flip", "from_numpy", "full", "full_like", "gather", "get_default_dtype",
+    "inference_mode", "initial_seed", "is_floating_point", "is_tensor", "isclose", "isfinite",
+    "isinf", "isnan", "log", "log1p", "log_softmax", "logical_and", "logical_not", "logical_or",
+    "logsumexp", "manual_seed", "masked_fill", "max", "maximum", "mean", "min", "minimum", "neg",
+    "no_grad", "nonzero", "numel", "ones", "ones_like", "pow", "quantile", "rand", "rand_like",
+    "randint", "randn", "randn_like", "relu", "reshape", "seed", "sigmoid", "softmax", "sqrt",
+    "square", "squeeze", "stack", "std", "sum", "tanh", "tensor", "topk", "unsqueeze", "var",
+    "where", "zeros", "zeros_like",
+]
 
 
 def _check_device(dev: Any) -> None:
@@ -38,38 +61,6 @@ def _check_grad(requires_grad: bool) -> None:
 # ---- creation ----------------------------------------------------------------------------------
 
 
-def _infer(data: Any, depth: int = 0) -> tuple[list[Any], tuple[int, ...], dtype | None]:
-    """Flatten nested sequences; return the values, the shape and torch's inferred dtype."""
-    if isinstance(data, Tensor):
-        if depth and data.numel() != 1:  # inside a list a tensor must be a single number
-            raise TypeError("only integer tensors of a single element can be converted to an index")
-        shape = () if depth else data._data.shape
-        return data._data.reshape(-1).tolist(), shape, data.dtype
-    if isinstance(data, np.ndarray):
-        return data.reshape(-1).tolist(), data.shape, from_numpy_dtype(data.dtype)
-    if isinstance(data, np.generic):
-        return [data.item()], (), from_numpy_dtype(data.dtype)
-    if is_scalar(data):
-        return [data], (), dtypes.scalar_dtype(data)
-    if not isinstance(data, (list, tuple)):
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-    if not data:
-        return [], (0,), None
-    parts = [_infer(item, depth + 1) for item in data]
-    inner = parts[0][1]
-    for _, shape, _ in parts[1:]:
-        if shape != inner:
-            raise ValueError(
-                f"expected sequence of length {inner[0] if inner else 0} at dim {depth + 1} "
-                f"(got {shape[0] if shape else 0})"
-            )
-    values = [v for part in parts for v in part[0]]
-    inferred = None
-    for _, _, dt in parts:
-        inferred = promote(inferred, dt)
-    return values, (len(data), *inner), inferred
-
-
 def tensor(
     data: Any,
     *,
@@ -81,22 +72,7 @@ def tensor(
     """torch.tensor: Python floats → float32, ints → int64, bools → bool; always a copy."""
     _check_device(device)
     _check_grad(requires_grad)
-    if isinstance(data, Tensor):
-        warnings.warn(
-            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
-            "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
-            "torch.tensor(sourceTensor).",
-            UserWarning,
-            stacklevel=2,
-        )
-    values, shape, inferred = _infer(data)
-    target = dtype or inferred or DEFAULT_FLOAT
-    if isinstance(data, (Tensor, np.ndarray)):
-        arr = np.array(np.asarray(data._data if isinstance(data, Tensor) else data),
-                       dtype=target.np_dtype)
-    else:
-        arr = np.array(values, dtype=target.np_dtype).reshape(shape)
-    return Tensor._make(arr)
+    return from_data(data, dtype)
 
 
 def as_tensor(data: Any, dtype: dtype | None = None, device: Any = None) -> Tensor:
@@ -128,7 +104,7 @@ def _filled(name: str, shape_args: Sequence[Any], value: Any, dt: dtype | None,
     _check_grad(kw.pop("requires_grad", False))
     size = kw.pop("size", None)
     _no_extra(name, kw)
-    shape = _parse_shape(shape_args if size is None else (size,), name)
+    shape = parse_shape(shape_args if size is None else (size,), name)
     return Tensor._make(np.full(shape, value, dtype=(dt or DEFAULT_FLOAT).np_dtype))
 
 
@@ -208,7 +184,7 @@ def _random(kind: str, size: Sequence[Any], kw: dict[str, Any]) -> Tensor:
     _check_grad(kw.pop("requires_grad", False))
     gen = kw.pop("generator", None) or default_generator
     name = "randn" if kind == "normal_kernel_cpu" else "rand"
-    shape = _parse_shape(size if "size" not in kw else (kw.pop("size"),), name)
+    shape = parse_shape(size if "size" not in kw else (kw.pop("size"),), name)
     _no_extra(name, kw)
     if not dt.is_floating_point:
         raise RuntimeError(f'"{kind}" not implemented for \'{dt.name}\'')
@@ -256,7 +232,7 @@ def randint(*args: Any, dtype: dtype | None = None, generator: Generator | None 
                            f">= to={high}")
     if span >= 2**32:
         raise unsupported("torch.randint with a range of 2**32 or more")
-    shape = _parse_shape(size)
+    shape = parse_shape(size)
     gen = generator or default_generator
     draws = gen._u32(math.prod(shape)).astype(np.int64)
     target = dtype or dtypes.int64
@@ -264,54 +240,6 @@ def randint(*args: Any, dtype: dtype | None = None, generator: Generator | None 
 
 
 # ---- function forms of tensor methods ----------------------------------------------------------
-
-# torch.<name>(input, *args, **kwargs) is input.<name>(*args, **kwargs) for each of these: one
-# forwarder each, generated (array-api-compat's way). Only real differences are written out below.
-METHOD_FORMS = (
-    "exp",
-    "expm1",
-    "log",
-    "log1p",
-    "sqrt",
-    "sigmoid",
-    "tanh",
-    "relu",
-    "abs",
-    "square",
-    "isnan",
-    "isinf",
-    "isfinite",
-    "logical_not",
-    "logical_and",
-    "logical_or",
-    "clamp",
-    "maximum",
-    "minimum",
-    "max",
-    "min",
-    "sum",
-    "mean",
-    "var",
-    "std",
-    "argmax",
-    "argmin",
-    "topk",
-    "all",
-    "any",
-    "cumsum",
-    "logsumexp",
-    "quantile",
-    "reshape",
-    "flatten",
-    "unsqueeze",
-    "squeeze",
-    "flip",
-    "masked_fill",
-    "gather",
-    "nonzero",
-    "numel",
-    "is_floating_point",
-)
 
 
 def _tensor_arg(x: Any, name: str) -> Tensor:
@@ -321,7 +249,9 @@ def _tensor_arg(x: Any, name: str) -> Tensor:
     return x
 
 
-def _forwarder(name: str) -> Any:
+def _method_form(name: str) -> Callable[..., Any]:
+    """``torch.<name>(input, *args, **kwargs)``: ``input.<name>(*args, **kwargs)``."""
+
     def forward(input: Tensor, *args: Any, **kwargs: Any) -> Any:
         return getattr(_tensor_arg(input, name), name)(*args, **kwargs)
 
@@ -330,7 +260,53 @@ def _forwarder(name: str) -> Any:
     return forward
 
 
-globals().update({name: _forwarder(name) for name in METHOD_FORMS})
+# one forwarder each (array-api-compat's way); only real differences are written out after them
+exp = _method_form("exp")
+expm1 = _method_form("expm1")
+log = _method_form("log")
+log1p = _method_form("log1p")
+sqrt = _method_form("sqrt")
+sigmoid = _method_form("sigmoid")
+tanh = _method_form("tanh")
+relu = _method_form("relu")
+abs = _method_form("abs")
+square = _method_form("square")
+isnan = _method_form("isnan")
+isinf = _method_form("isinf")
+isfinite = _method_form("isfinite")
+logical_not = _method_form("logical_not")
+logical_and = _method_form("logical_and")
+logical_or = _method_form("logical_or")
+clamp = _method_form("clamp")
+maximum = _method_form("maximum")
+minimum = _method_form("minimum")
+max = _method_form("max")
+min = _method_form("min")
+sum = _method_form("sum")
+mean = _method_form("mean")
+var = _method_form("var")
+std = _method_form("std")
+argmax = _method_form("argmax")
+argmin = _method_form("argmin")
+topk = _method_form("topk")
+all = _method_form("all")
+any = _method_form("any")
+cumsum = _method_form("cumsum")
+logsumexp = _method_form("logsumexp")
+quantile = _method_form("quantile")
+softmax = _method_form("softmax")  # torch.softmax(input, dim, dtype=None), as the method
+log_softmax = _method_form("log_softmax")
+reshape = _method_form("reshape")
+flatten = _method_form("flatten")
+unsqueeze = _method_form("unsqueeze")
+squeeze = _method_form("squeeze")
+flip = _method_form("flip")
+masked_fill = _method_form("masked_fill")
+gather = _method_form("gather")
+nonzero = _method_form("nonzero")
+numel = _method_form("numel")
+is_floating_point = _method_form("is_floating_point")
+clip = clamp
 
 
 def neg(input: Tensor) -> Tensor:
@@ -339,57 +315,6 @@ def neg(input: Tensor) -> Tensor:
 
 def pow(input: Any, exponent: Any) -> Tensor:  # a number may come first: 2 ** tensor
     return power(input, exponent)
-
-
-clip = clamp  # noqa: F821 (generated above)
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
-    from .nn.functional import softmax as f_softmax
-
-    return f_softmax(input, dim, dtype=dtype)
-
-
-def log_softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
-    from .nn.functional import log_softmax as f_log_softmax
-
-    return f_log_softmax(input, dim, dtype=dtype)
-
-
-def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
-    """torch.where(cond, a, b) with tensors or numbers; torch.where(cond) gives the indices."""
-    if input is None and other is None:
-        return tuple(Tensor._make(ix.astype(np.int64)) for ix in np.nonzero(condition._data))
-    if condition.dtype is not dtypes.bool_:
-        raise RuntimeError(
-            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-            f"{condition.dtype.name.capitalize()}"
-        )
-    dt = result_type(input, other)
-    out = np.where(condition._data, as_operand(input, dt), as_operand(other, dt))
-    return Tensor._make(np.asarray(out).astype(dt.np_dtype, copy=False))
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -441,7 +366,6 @@ def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
 
 
-
 def get_default_dtype() -> dtype:
     return DEFAULT_FLOAT
 
@@ -460,14 +384,3 @@ class no_grad:
 
 
 inference_mode = no_grad
-
-
-# every public name: the generated forwarders, and those written out here
-__all__ = sorted([
-    *METHOD_FORMS,
-    "allclose", "arange", "as_tensor", "cat", "clip", "concat", "concatenate", "empty",
-    "empty_like", "equal", "from_numpy", "full", "full_like", "get_default_dtype",
-    "inference_mode", "initial_seed", "is_tensor", "isclose", "log_softmax", "manual_seed", "neg",
-    "no_grad", "ones", "ones_like", "pow", "rand", "rand_like", "randint", "randn", "randn_like",
-    "seed", "softmax", "stack", "tensor", "where", "zeros", "zeros_like",
-])

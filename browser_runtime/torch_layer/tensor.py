@@ -6,8 +6,8 @@ torch; advanced (tensor or list) indexing copies, as in torch.
 
 The rules mirrored from torch's CPU build (not NumPy's):
 
-* dtypes follow torch's promotion (``dtypes.result_type``); Python floats become float32, so
-  ``float32_tensor * 0.1`` multiplies by ``float32(0.1)``;
+* dtypes follow torch's promotion (``result_type`` below, with the tier rule of ``dtypes``);
+  Python floats become float32, so ``float32_tensor * 0.1`` multiplies by ``float32(0.1)``;
 * ``/`` is true division and turns integers into float32;
 * float sums are accumulated in float64 and rounded once (``kernels.float_sum``); ``mean`` is
   that sum divided by the count, and refuses integer tensors;
@@ -17,6 +17,11 @@ The rules mirrored from torch's CPU build (not NumPy's):
   ``1 / (1 + exp(-x))`` step by step.
 
 What is exact and what is within a bound is the contract in ``kernels``.
+
+Besides the class, this module holds what both a method and a torch function need (``power``,
+``where``, ``result_type``, ``from_data``), so that ``functions`` and ``nn.functional`` import
+from here and nothing here imports them: the layer's imports go one way (see
+``tests/test_torch_layer_structure.py``).
 """
 
 from __future__ import annotations
@@ -25,18 +30,33 @@ import builtins
 import math
 import numbers
 import operator
+import warnings
 from collections import namedtuple
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from . import dtypes
-from .dtypes import DEFAULT_FLOAT, dtype, from_numpy_dtype, result_type
+from .dtypes import DEFAULT_FLOAT, combine_tiers, dtype, from_numpy_dtype, promote, scalar_dtype
 from .errors import CPU_ONLY, unsupported
 from .kernels import float_sum, float_unary
+from .printing import tensor_repr
 
-__all__ = ["Size", "Tensor", "as_operand", "device", "is_scalar", "normalize_dim"]
+__all__ = [
+    "Size",
+    "Tensor",
+    "as_operand",
+    "check_broadcast",
+    "device",
+    "from_data",
+    "is_scalar",
+    "normalize_dim",
+    "parse_shape",
+    "power",
+    "result_type",
+    "where",
+]
 
 # torch's ScalarType names, as its error messages spell them
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
@@ -113,6 +133,22 @@ def as_operand(value: object, dt: dtype) -> np.ndarray:
     raise TypeError(f"unsupported operand type for a tensor operation: {type(value).__name__}")
 
 
+def result_type(*operands: object) -> dtype:
+    """torch.result_type over tensors and Python numbers: each operand promoted within its tier
+    (tensors with dimensions, 0-d tensors, numbers), then the tiers combined
+    (``dtypes.combine_tiers``)."""
+    dimensioned = zero_dim = wrapped = None
+    for op in operands:
+        if isinstance(op, Tensor):
+            if op.dim() > 0:
+                dimensioned = promote(dimensioned, op.dtype)
+            else:
+                zero_dim = promote(zero_dim, op.dtype)
+        elif op is not None:
+            wrapped = promote(wrapped, scalar_dtype(op))
+    return combine_tiers(dimensioned, zero_dim, wrapped)
+
+
 def normalize_dim(dim: int, ndim: int) -> int:
     """A dim in ``[-ndim, ndim)`` as a non-negative axis (0-d tensors accept -1 and 0)."""
     if isinstance(dim, Tensor):
@@ -151,7 +187,7 @@ def _type_name(dt: dtype) -> str:
     return _TYPE_NAMES[dt.name]
 
 
-def _parse_shape(args: Sequence[Any], name: str | None = None) -> tuple[int, ...]:
+def parse_shape(args: Sequence[Any], name: str | None = None) -> tuple[int, ...]:
     """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size(...))`` all mean (2, 3).
 
     With ``name`` (a creation function), an empty argument list is refused, as torch does.
@@ -170,6 +206,144 @@ def _parse_shape(args: Sequence[Any], name: str | None = None) -> tuple[int, ...
     return tuple(shape)
 
 
+def _infer(data: Any, depth: int = 0) -> tuple[list[Any], tuple[int, ...], dtype | None]:
+    """Flatten nested sequences; return the values, the shape and torch's inferred dtype."""
+    if isinstance(data, Tensor):
+        if depth and data.numel() != 1:  # inside a list a tensor must be a single number
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        shape = () if depth else data._data.shape
+        return data._data.reshape(-1).tolist(), shape, data.dtype
+    if isinstance(data, np.ndarray):
+        return data.reshape(-1).tolist(), data.shape, from_numpy_dtype(data.dtype)
+    if isinstance(data, np.generic):
+        return [data.item()], (), from_numpy_dtype(data.dtype)
+    if is_scalar(data):
+        return [data], (), scalar_dtype(data)
+    if not isinstance(data, (list, tuple)):
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if not data:
+        return [], (0,), None
+    parts = [_infer(item, depth + 1) for item in data]
+    inner = parts[0][1]
+    for _, shape, _ in parts[1:]:
+        if shape != inner:
+            raise ValueError(
+                f"expected sequence of length {inner[0] if inner else 0} at dim {depth + 1} "
+                f"(got {shape[0] if shape else 0})"
+            )
+    values = [v for part in parts for v in part[0]]
+    inferred = None
+    for _, _, dt in parts:
+        inferred = promote(inferred, dt)
+    return values, (len(data), *inner), inferred
+
+
+def from_data(data: Any, dt: dtype | None = None) -> Tensor:
+    """A copy of ``data`` (numbers, nested sequences, arrays, tensors) as a tensor of dtype ``dt``,
+    or torch's inferred one: Python floats → float32, ints → int64, bools → bool.
+
+    What ``torch.tensor`` and ``Tensor.new_tensor`` do once their keywords are checked, with
+    torch's warning for a tensor given as data (reported at their caller's line).
+    """
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
+            "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "torch.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=3,
+        )
+    values, shape, inferred = _infer(data)
+    target = dt or inferred or DEFAULT_FLOAT
+    if isinstance(data, (Tensor, np.ndarray)):
+        arr = np.array(np.asarray(data._data if isinstance(data, Tensor) else data),
+                       dtype=target.np_dtype)
+    else:
+        arr = np.array(values, dtype=target.np_dtype).reshape(shape)
+    return Tensor._make(arr)
+
+
+# ---- factories of the uniform methods -----------------------------------------------------------
+# Each one makes a method from a table row, one visible line per name at the end of ``Tensor``
+# (array-api-compat's way); what differs from its row is written out in the class, with its reason.
+
+
+def _named(name: str, doc: str, method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` named ``Tensor.<name>`` (as tracebacks and argument errors print it)."""
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = doc
+    return method
+
+
+def _arithmetic(name: str, ufunc: Any, kernel: str, reverse: bool = False) -> Callable[..., Any]:
+    """``self ∘ other`` (``other ∘ self`` if ``reverse``) with torch's promotion and errors;
+    ``kernel`` is the operation's name in them."""
+
+    def method(self: Tensor, other: Any) -> Tensor:
+        return self._binary(other, ufunc, kernel, reverse)
+
+    a, b = ("other", "self") if reverse else ("self", "other")
+    return _named(name, f"{a} {ufunc.__name__} {b}", method)
+
+
+def _bitwise(name: str, ufunc: Any, kernel: str, reverse: bool = False) -> Callable[..., Any]:
+    """``&``, ``|``, ``^`` on bool and integer tensors (torch refuses floats, naming ``kernel``)."""
+
+    def method(self: Tensor, other: Any) -> Tensor:
+        return self._logical(other, ufunc, kernel, reverse)
+
+    a, b = ("other", "self") if reverse else ("self", "other")
+    return _named(name, f"{a} {ufunc.__name__} {b}", method)
+
+
+def _comparison(name: str, ufunc: Any) -> Callable[..., Any]:
+    """A comparison: a bool tensor, with torch's promotion of the two operands."""
+
+    def method(self: Tensor, other: Any) -> Tensor:
+        return self._compare(other, ufunc)
+
+    return _named(name, f"self {ufunc.__name__} other, elementwise, as a bool tensor", method)
+
+
+def _in_place(name: str, op: Callable[[Tensor, Any], Tensor]) -> Callable[..., Any]:
+    """``self = self ∘ other`` in place: the result of the operator ``op``, cast back to this
+    tensor's dtype if torch allows it."""
+
+    def method(self: Tensor, other: Any) -> Tensor:
+        return self._inplace(op(self, other))
+
+    return _named(name, f"self = self {op.__name__.strip('_')} other, in place", method)
+
+
+def _float_function(name: str, ufunc: Any) -> Callable[..., Any]:
+    """A transcendental function: integers become the default float, then float64 and one
+    rounding (``kernels.float_unary``: within 2 ulps of torch)."""
+
+    def method(self: Tensor) -> Tensor:
+        return Tensor._make(float_unary(ufunc, self._float_input()))
+
+    return _named(name, f"{name}(self), elementwise", method)
+
+
+def _exact_function(name: str, ufunc: Any) -> Callable[..., Any]:
+    """An exact elementwise function in the tensor's dtype (round: half to even, like torch)."""
+
+    def method(self: Tensor) -> Tensor:
+        return Tensor._make(ufunc(self._data))
+
+    return _named(name, f"{name}(self), elementwise", method)
+
+
+def _logical_function(name: str, ufunc: Any) -> Callable[..., Any]:
+    """A logical function of two tensors, the other one read as bool."""
+
+    def method(self: Tensor, other: Any) -> Tensor:
+        return Tensor._make(ufunc(self._data, as_operand(other, dtypes.bool_)))
+
+    return _named(name, f"{name}(self, other)", method)
+
+
 class Tensor:
     """A CPU tensor of float32, float64, int64, int32 or bool, without autograd."""
 
@@ -183,7 +357,7 @@ class Tensor:
         if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray, Tensor)):
             self._data = np.array(np.asarray(args[0]), dtype=np.float32)
         else:
-            self._data = np.zeros(_parse_shape(args), np.float32)
+            self._data = np.zeros(parse_shape(args), np.float32)
 
     @classmethod
     def _make(cls, data: Any) -> Tensor:
@@ -216,25 +390,12 @@ class Tensor:
     def device(self) -> device:
         return CPU
 
-    @property
-    def is_cuda(self) -> bool:
-        return False
-
-    @property
-    def requires_grad(self) -> bool:
-        return False
-
-    @property
-    def grad(self) -> None:
-        return None
-
-    @property
-    def grad_fn(self) -> None:
-        return None
-
-    @property
-    def is_leaf(self) -> bool:
-        return True
+    # on the CPU, without autograd: the same for every tensor (read-only: __slots__)
+    is_cuda = False
+    requires_grad = False
+    grad = None
+    grad_fn = None
+    is_leaf = True
 
     @property
     def data(self) -> Tensor:
@@ -334,8 +495,6 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
-        from .printing import tensor_repr
-
         return tensor_repr(self)
 
     __str__ = __repr__
@@ -350,23 +509,21 @@ class Tensor:
 
     # new_* make a tensor with this one's dtype (unless given)
     def new_zeros(self, *size: Any, dtype: dtype | None = None, **_: Any) -> Tensor:
-        return self.new_full(_parse_shape(size), 0, dtype=dtype)
+        return self.new_full(parse_shape(size), 0, dtype=dtype)
 
     def new_ones(self, *size: Any, dtype: dtype | None = None, **_: Any) -> Tensor:
-        return self.new_full(_parse_shape(size), 1, dtype=dtype)
+        return self.new_full(parse_shape(size), 1, dtype=dtype)
 
     def new_empty(self, *size: Any, dtype: dtype | None = None, **_: Any) -> Tensor:
-        return self.new_full(_parse_shape(size), 0, dtype=dtype)
+        return self.new_full(parse_shape(size), 0, dtype=dtype)
 
     def new_full(self, size: Any, fill_value: Any, *, dtype: dtype | None = None,
                  **_: Any) -> Tensor:
         target = dtype or self.dtype
-        return Tensor._make(np.full(_parse_shape((size,)), fill_value, target.np_dtype))
+        return Tensor._make(np.full(parse_shape((size,)), fill_value, target.np_dtype))
 
     def new_tensor(self, data: Any, *, dtype: dtype | None = None, **_: Any) -> Tensor:
-        from .functions import tensor
-
-        return tensor(data, dtype=dtype or self.dtype)
+        return from_data(data, dtype or self.dtype)
 
     def detach(self) -> Tensor:
         return Tensor._make(self._data)
@@ -555,9 +712,6 @@ class Tensor:
         dt = result_type(self, other)
         return Tensor._make(fn(as_operand(self, dt), as_operand(other, dt)))
 
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._compare(other, np.equal)
-
     def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
         return self + (other * alpha if alpha != 1 else other)
 
@@ -705,19 +859,25 @@ class Tensor:
         return Tensor._make(np.where(mask._data, fill, self._data).astype(self._data.dtype))
 
     def where(self, condition: Tensor, other: Any) -> Tensor:
-        from .functions import where
-
         return where(condition, self, other)
 
-    def softmax(self, dim: int) -> Tensor:
-        from .nn.functional import softmax
+    # torch's softmax kernels (SoftMaxKernel.cpp, last-dim kernels), step by step in the tensor's
+    # precision; torch.softmax and F.softmax forward to these methods, as in torch
+    def softmax(self, dim: int, dtype: dtype | None = None) -> Tensor:
+        """``exp(x - max) * (1 / Σ exp(x - max))`` along ``dim``."""
+        shifted, axis = _shifted(self, dim, dtype, "softmax")
+        e, total = _sum_exp(shifted, axis)
+        with np.errstate(all="ignore"):
+            out = e * (e.dtype.type(1) / total)
+        return Tensor._make(out.reshape(self.shape))
 
-        return softmax(self, dim)
-
-    def log_softmax(self, dim: int) -> Tensor:
-        from .nn.functional import log_softmax
-
-        return log_softmax(self, dim)
+    def log_softmax(self, dim: int, dtype: dtype | None = None) -> Tensor:
+        """``(x - max) - log Σ exp(x - max)`` along ``dim``."""
+        shifted, axis = _shifted(self, dim, dtype, "log_softmax")
+        _, total = _sum_exp(shifted, axis)
+        with np.errstate(all="ignore"):
+            out = shifted - float_unary(np.log, total)
+        return Tensor._make(out.reshape(self.shape))
 
     # ---- reductions ----------------------------------------------------------------------------
 
@@ -940,7 +1100,7 @@ class Tensor:
     # ---- shape -----------------------------------------------------------------------------------
 
     def reshape(self, *shape: Any) -> Tensor:
-        target = _parse_shape(shape)
+        target = parse_shape(shape)
         try:
             return Tensor._make(self._data.reshape(target))
         except ValueError:
@@ -1012,7 +1172,7 @@ class Tensor:
         return Tensor._make(np.transpose(self._data, axes))
 
     def expand(self, *sizes: Any) -> Tensor:
-        target = list(_parse_shape(sizes))
+        target = list(parse_shape(sizes))
         lead = len(target) - self.ndim
         for i in range(self.ndim):
             if target[lead + i] == -1:
@@ -1023,8 +1183,93 @@ class Tensor:
         return self.expand(other.shape)
 
     def repeat(self, *sizes: Any) -> Tensor:
-        reps = _parse_shape(sizes)
+        reps = parse_shape(sizes)
         return Tensor._make(np.tile(self._data, reps))
+
+    # ---- the uniform methods, one line each from the factories above -------------------------
+
+    # a ∘ b with torch's promotion and errors (the kernel name is the one torch's errors use);
+    # number / tensor (__rtruediv__) is written out above: torch takes a reciprocal
+    __add__ = _arithmetic("__add__", np.add, "add")
+    __radd__ = _arithmetic("__radd__", np.add, "add", reverse=True)
+    __sub__ = _arithmetic("__sub__", np.subtract, "sub")
+    __rsub__ = _arithmetic("__rsub__", np.subtract, "rsub", reverse=True)  # bool: error both ways
+    __mul__ = _arithmetic("__mul__", np.multiply, "mul")
+    __rmul__ = _arithmetic("__rmul__", np.multiply, "mul", reverse=True)
+    __floordiv__ = _arithmetic("__floordiv__", np.floor_divide, "floordiv")
+    __rfloordiv__ = _arithmetic("__rfloordiv__", np.floor_divide, "floordiv", reverse=True)
+    __mod__ = _arithmetic("__mod__", np.remainder, "mod")
+    __rmod__ = _arithmetic("__rmod__", np.remainder, "mod", reverse=True)
+    __truediv__ = _arithmetic("__truediv__", np.true_divide, "div")
+
+    # &, |, ^ on bool and integer tensors
+    __and__ = _bitwise("__and__", np.bitwise_and, "bitwise_and")
+    __rand__ = _bitwise("__rand__", np.bitwise_and, "bitwise_and", reverse=True)
+    __or__ = _bitwise("__or__", np.bitwise_or, "bitwise_or")
+    __ror__ = _bitwise("__ror__", np.bitwise_or, "bitwise_or", reverse=True)
+    __xor__ = _bitwise("__xor__", np.bitwise_xor, "bitwise_xor")
+    __rxor__ = _bitwise("__rxor__", np.bitwise_xor, "bitwise_xor", reverse=True)
+
+    # comparisons give bool tensors (so __hash__ is written out above); the method is the operator
+    __eq__ = _comparison("__eq__", np.equal)  # type: ignore[assignment]
+    __ne__ = _comparison("__ne__", np.not_equal)  # type: ignore[assignment]
+    __lt__ = _comparison("__lt__", np.less)
+    __le__ = _comparison("__le__", np.less_equal)
+    __gt__ = _comparison("__gt__", np.greater)
+    __ge__ = _comparison("__ge__", np.greater_equal)
+    eq = __eq__
+    ne = __ne__
+    lt = __lt__
+    le = __le__
+    gt = __gt__
+    ge = __ge__
+
+    # in place: the result of the operator, cast back to this tensor's dtype if torch allows it
+    __iadd__ = _in_place("__iadd__", __add__)
+    __isub__ = _in_place("__isub__", __sub__)
+    __imul__ = _in_place("__imul__", __mul__)
+    __itruediv__ = _in_place("__itruediv__", __truediv__)
+    __ifloordiv__ = _in_place("__ifloordiv__", __floordiv__)
+    __imod__ = _in_place("__imod__", __mod__)
+    __ipow__ = _in_place("__ipow__", __pow__)
+    __iand__ = _in_place("__iand__", __and__)
+    __ior__ = _in_place("__ior__", __or__)
+    __ixor__ = _in_place("__ixor__", __xor__)
+    mul_ = _in_place("mul_", __mul__)
+    div_ = _in_place("div_", __truediv__)
+
+    # float functions (integers become the default float): within 2 ulps of torch (see kernels)
+    exp = _float_function("exp", np.exp)
+    expm1 = _float_function("expm1", np.expm1)
+    log = _float_function("log", np.log)
+    log1p = _float_function("log1p", np.log1p)
+    tanh = _float_function("tanh", np.tanh)
+
+    # exact elementwise functions (round: half to even, like torch)
+    sign = _exact_function("sign", np.sign)
+    floor = _exact_function("floor", np.floor)
+    ceil = _exact_function("ceil", np.ceil)
+    round = _exact_function("round", np.round)
+    trunc = _exact_function("trunc", np.trunc)
+    isnan = _exact_function("isnan", np.isnan)
+    isinf = _exact_function("isinf", np.isinf)
+    isfinite = _exact_function("isfinite", np.isfinite)
+    logical_not = _exact_function("logical_not", np.logical_not)
+
+    # logical functions of two tensors (the other one read as bool)
+    logical_and = _logical_function("logical_and", np.logical_and)
+    logical_or = _logical_function("logical_or", np.logical_or)
+    logical_xor = _logical_function("logical_xor", np.logical_xor)
+
+    # torch's other names for the same methods
+    multiply = mul
+    subtract = sub
+    divide = div
+    true_divide = __truediv__
+    negative = neg
+    absolute = abs
+    clip = clamp
+    clip_ = clamp_
 
 
 def _keep(out: np.ndarray, axes: tuple[int, ...], keepdim: bool) -> np.ndarray:
@@ -1144,97 +1389,41 @@ def power(base: Any, exponent: Any) -> Tensor:
         return Tensor._make(out.astype(dt.np_dtype))
 
 
-# ---- the uniform methods, generated from tables (array-api-compat's way) ----------------------
-# Each row is one method; only what differs from its row (true division's reverse, unary minus,
-# pow, the reductions, …) is written out in the class above, with its reason.
+def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
+    """torch.where(cond, a, b) with tensors or numbers; torch.where(cond) gives the indices."""
+    if input is None and other is None:
+        return tuple(Tensor._make(ix.astype(np.int64)) for ix in np.nonzero(condition._data))
+    if condition.dtype is not dtypes.bool_:
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{condition.dtype.name.capitalize()}"
+        )
+    dt = result_type(input, other)
+    out = np.where(condition._data, as_operand(input, dt), as_operand(other, dt))
+    return Tensor._make(np.asarray(out).astype(dt.np_dtype, copy=False))
 
 
-def _method(name: str, fn: Any, doc: str) -> Any:
-    fn.__name__ = name
-    fn.__qualname__ = f"Tensor.{name}"
-    fn.__doc__ = doc
-    return fn
+def _shifted(x: Tensor, dim: int, dt: dtype | None, name: str) -> tuple[np.ndarray, int]:
+    """``x - max(x)`` along ``dim`` (in ``dt`` if given; a 0-d tensor as one element), and the
+    axis; only float tensors, as torch's softmax kernels."""
+    data = (x if dt is None else x.to(dt))._data
+    if data.dtype.kind != "f":
+        raise RuntimeError(
+            f'"{name}_cpu" not implemented for \'{from_numpy_dtype(data.dtype).name}\''
+        )
+    axis = normalize_dim(dim, data.ndim)
+    if data.ndim == 0:
+        data = data.reshape(1)
+    with np.errstate(all="ignore"):
+        return data - np.max(data, axis=axis, keepdims=True), axis
 
 
-# a ∘ b with torch's promotion and errors: (name, numpy ufunc, kernel name of the reversed form)
-_ARITHMETIC = [
-    ("add", np.add, "add"),
-    ("sub", np.subtract, "rsub"),  # bool - bool is an error either way round
-    ("mul", np.multiply, "mul"),
-    ("floordiv", np.floor_divide, "floordiv"),
-    ("mod", np.remainder, "mod"),
-]
-for _name, _fn, _rname in _ARITHMETIC:
-    setattr(Tensor, f"__{_name}__", _method(
-        f"__{_name}__", lambda self, other, f=_fn, n=_name: self._binary(other, f, n),
-        f"self {_name} other"))
-    setattr(Tensor, f"__r{_name}__", _method(
-        f"__r{_name}__",
-        lambda self, other, f=_fn, n=_rname: self._binary(other, f, n, reverse=True),
-        f"other {_name} self"))
-Tensor.__truediv__ = _method(  # number / tensor is written out: torch takes a reciprocal
-    "__truediv__", lambda self, other: self._binary(other, np.true_divide, "div"), "self / other")
-
-# &, |, ^ on bool and integer tensors: (operator, numpy ufunc, torch's kernel name)
-_BITWISE = [("and", np.bitwise_and, "bitwise_and"), ("or", np.bitwise_or, "bitwise_or"),
-            ("xor", np.bitwise_xor, "bitwise_xor")]
-for _name, _fn, _kernel in _BITWISE:
-    setattr(Tensor, f"__{_name}__", _method(
-        f"__{_name}__", lambda self, other, f=_fn, k=_kernel: self._logical(other, f, k),
-        f"self {_name} other"))
-    setattr(Tensor, f"__r{_name}__", _method(
-        f"__r{_name}__",
-        lambda self, other, f=_fn, k=_kernel: self._logical(other, f, k, reverse=True),
-        f"other {_name} self"))
-
-# comparisons give bool tensors: (method, numpy ufunc); the operator form is the same function
-_COMPARISONS = [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
-                ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]
-for _name, _fn in _COMPARISONS:
-    _cmp = _method(f"__{_name}__", lambda self, other, f=_fn: self._compare(other, f),
-                   f"self {_name} other, elementwise, as a bool tensor")
-    setattr(Tensor, f"__{_name}__", _cmp)
-    setattr(Tensor, _name, _cmp)
-
-# in place: the result of the operator, cast back to this tensor's dtype if torch allows it
-_IN_PLACE = {
-    "__iadd__": "__add__", "__isub__": "__sub__", "__imul__": "__mul__",
-    "__itruediv__": "__truediv__", "__ifloordiv__": "__floordiv__", "__imod__": "__mod__",
-    "__ipow__": "__pow__", "__iand__": "__and__", "__ior__": "__or__", "__ixor__": "__xor__",
-    "mul_": "__mul__", "div_": "__truediv__",
-}
-for _name, _op in _IN_PLACE.items():
-    setattr(Tensor, _name, _method(
-        _name, lambda self, other, op=_op: self._inplace(getattr(self, op)(other)),
-        f"self = self {_op.strip('_')} other, in place"))
-
-# float functions (integers become the default float): within 2 ulps of torch (see kernels)
-for _name in ("exp", "expm1", "log", "log1p", "tanh"):
-    _fn = getattr(np, _name)
-    setattr(Tensor, _name, _method(
-        _name, lambda self, f=_fn: Tensor._make(float_unary(f, self._float_input())),
-        f"{_name}(self), elementwise"))
-
-# exact elementwise functions (round: half to even, like torch)
-for _name in ("sign", "floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite",
-              "logical_not"):
-    _fn = getattr(np, _name)
-    setattr(Tensor, _name, _method(
-        _name, lambda self, f=_fn: Tensor._make(f(self._data)), f"{_name}(self), elementwise"))
-
-# logical functions of two tensors (the other one read as bool)
-for _name in ("logical_and", "logical_or", "logical_xor"):
-    _fn = getattr(np, _name)
-    setattr(Tensor, _name, _method(
-        _name, lambda self, other, f=_fn: Tensor._make(
-            f(self._data, as_operand(other, dtypes.bool_))), f"{_name}(self, other)"))
-
-# torch's other names for the same methods
-_ALIASES = {"multiply": "mul", "subtract": "sub", "divide": "div", "true_divide": "__truediv__",
-            "negative": "neg", "absolute": "abs", "clip": "clamp", "clip_": "clamp_"}
-for _alias, _name in _ALIASES.items():
-    setattr(Tensor, _alias, getattr(Tensor, _name))
-del _name, _fn, _rname, _kernel, _cmp, _op, _alias
+def _sum_exp(shifted: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    e = float_unary(np.exp, shifted)
+    # torch sums the exponentials with vectorised partial sums; a double sum rounded once
+    # agrees to within an ulp
+    total = np.sum(e, axis=axis, keepdims=True, dtype=np.float64).astype(e.dtype)
+    return e, total
 
 
 # what Tensor offers, for the error messages (backward and requires_grad_ only raise)

@@ -81,15 +81,14 @@ for b in range(2):
 
 
 # --8<-- [start:check]
-TITLE = {"en": "CISPO Loss", "zh": "CISPO 损失"}  # heading of its drill
-REFERENCE = "cispo_loss"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "CISPO Loss", "zh": "CISPO 损失"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     old = draw.normal((B, T), 0.5, -1.0)
     return {"new_logprobs": old + draw.normal((B, T), 0.3), "old_logprobs": old,
-            "advantages": draw.normal(B) if draw.coin() else draw.normal((B, T)),
+            "advantages": draw.advantages(B, T),
             "mask": draw.mask(B, T),
             "clip_low": draw.choice([0.2, 1.0]), "clip_high": draw.choice([0.2, 0.28, 4.0])}
 # --8<-- [end:check]
@@ -102,8 +101,6 @@ ZH = {
     "CISPO: REINFORCE with the clipped importance ratio as a constant":
         "CISPO：把裁剪后的重要性采样比当作常数权重的 REINFORCE，",
     "weight, so that a clipped token keeps its gradient.": "被裁剪的 token 因此保留梯度。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "one per response, or [B, T]": "每条回复一个，或 [B, T]",
     "ε_low, the weight's floor is 1 − ε_low (1: no floor)":
         "ε_low，权重的下界是 1 − ε_low（取 1：没有下界）",

@@ -102,17 +102,16 @@ for L in [10, 100, 1000]:
 
 
 # --8<-- [start:check]
-TITLE = {"en": "GSPO Loss", "zh": "GSPO 损失"}  # heading of its drill
-REFERENCE = "gspo_loss"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "GSPO Loss", "zh": "GSPO 损失"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     old = draw.normal((B, T), 0.5, -1.0)
     # a policy that moved a little (s near the clip) or a lot
     new = old + draw.normal((B, T), draw.choice([1e-3, 0.3]))
     return {"new_logprobs": new, "old_logprobs": old,
-            "advantages": draw.normal(B) if draw.coin() else draw.normal((B, T)),
+            "advantages": draw.advantages(B, T),
             "mask": draw.mask(B, T),
             "clip_low": draw.choice([3e-4, 0.2]), "clip_high": draw.choice([4e-4, 0.28])}
 # --8<-- [end:check]
@@ -126,8 +125,6 @@ ZH = {
         "GSPO：把 PPO 的裁剪用在每条回复唯一的比值上，它是这条回复各 token",
     "of its tokens' ratios (GSPO-token, \"seq-mean-token-mean\").":
         "比值的几何平均（GSPO-token 形式，按 \"seq-mean-token-mean\" 聚合）。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "one per response, or [B, T]": "每条回复一个，或 [B, T]",
     "ε_low, the floor of s is 1 − ε_low": "ε_low，s 的下界是 1 − ε_low",
     "ε_high, its ceiling 1 + ε_high": "ε_high，上界是 1 + ε_high",

@@ -44,12 +44,11 @@ for rho in [0.2, 0.5, 0.0]:  # TRL's top_entropy_quantile
 
 
 # --8<-- [start:check]
-TITLE = {"en": "High-Entropy Token Mask", "zh": "高熵 token 掩码"}  # heading of its drill
-REFERENCE = "high_entropy_mask"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "High-Entropy Token Mask", "zh": "高熵 token 掩码"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     # entropies > 0 everywhere (padding too: they must not count)
     return {"entropies": draw.lognormal((B, T), 1.0), "mask": draw.mask(B, T),
             "threshold": draw.choice([0.0, 0.5, 0.8, 0.9, 1.0])}
@@ -64,8 +63,6 @@ ZH = {
         "高熵（\"分叉\"）token：熵不低于",
     "threshold-quantile of the entropies of every response token of the batch.":
         "整个 batch 所有回复 token 的熵的 threshold 分位数。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "per-token entropies (token_entropy)": "每个 token 的熵（token_entropy）",
     "1 on response tokens, 0 on padding": "回复 token 上为 1，padding 上为 0",
     "the quantile level in [0, 1]; TRL passes": "分位数水平，取值 [0, 1]；TRL 传入的是",

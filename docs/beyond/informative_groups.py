@@ -51,13 +51,11 @@ for p in [0.5, 0.9, 0.95, 0.99]:
 
 
 # --8<-- [start:check]
-TITLE = {"en": "Dropping Flat Groups", "zh": "丢弃无信号的组"}  # heading of its drill
-REFERENCE = "informative_groups"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "Dropping Flat Groups", "zh": "丢弃无信号的组"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    G = draw.choice([2, 3, 4, 8])  # responses per prompt
-    N = G * draw.length(1, 5)  # groups × G
+def inputs(draw):
+    G, N = draw.groups(5)
     # a verifier's 0/1 (many flat groups), partial credit, or a reward model's real numbers
     kind = draw.choice(["verifier", "partial", "model"])
     if kind == "model":
@@ -74,8 +72,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 ZH = {
     "DAPO's dynamic sampling: which responses belong to a group with a signal.":
         "DAPO 的动态采样：哪些回复属于有信号的组。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "one score per response, N = groups × G,": "每条回复一个分数，N = 组数 × G，",
     "the responses to one prompt side by side": "同一 prompt 的回复挨在一起",
     ", responses sampled per prompt": "，每个 prompt 采样的回复数",

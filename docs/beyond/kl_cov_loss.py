@@ -106,12 +106,11 @@ for coef in [0.0, 1.0]:
 
 
 # --8<-- [start:check]
-TITLE = {"en": "KL-Cov", "zh": "KL-Cov"}  # heading of its drill
-REFERENCE = "kl_cov_loss"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "KL-Cov", "zh": "KL-Cov"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     new, mask = draw.normal((B, T), 1.0, -2.0), draw.mask(B, T)
     # No ties at the cut, which topk may break either way: one advantage per token (with [B]
     # ones, the tokens of a single response all have C = 0), and with exactly two response
@@ -130,8 +129,6 @@ ZH = {
     "KL-Cov: −Â·ρ on every token, plus kl_coef·|log ρ| on the few tokens":
         "`KL-Cov`：每个 token 上是 −Â·ρ，在优势和对数概率协方差最大的少数",
     "whose advantage and log-prob covary most.": "token 上再加 kl_coef·|log ρ|。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "under the policy being trained": "正在训练的策略下的对数概率",
     "under the policy that sampled": "采样用的策略下的对数概率",
     "one per response, or [B, T]": "每条回复一个，或 [B, T]",

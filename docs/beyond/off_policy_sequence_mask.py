@@ -53,12 +53,11 @@ for delta in [0.0, 0.1, 0.6]:
 
 
 # --8<-- [start:check]
-TITLE = {"en": "Off-Policy Sequence Mask", "zh": "Off-policy 序列掩码"}  # heading of its drill
-REFERENCE = "off_policy_sequence_mask"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "Off-Policy Sequence Mask", "zh": "Off-policy 序列掩码"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     sampling = draw.normal((B, T), 1.0, -2.0)
     drift = draw.normal((B, 1), 0.3) + draw.normal((B, T), 0.2)  # log π_sampling − log π_θ
     return {"advantages": draw.normal((B, 1)), "logprobs": sampling - drift,
@@ -75,8 +74,6 @@ ZH = {
         "DeepSeek-V3.2 的离策略序列掩码（OPSM）：一条回复的优势为负、",
     "negative and whose sampling policy is far from the policy being trained.":
         "且采样它的策略离正在训练的策略太远时，丢掉这条回复。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "one per response (or [B])": "每条回复一个（也可以是 [B]）",
     "log-probs of the sampled tokens under π_θ (now)":
         "采样到的 token 在 π_θ（当前策略）下的对数概率",

@@ -47,11 +47,10 @@ print("prompt counted:", overlong_penalty(torch.tensor([20480.0 + 512]), 20480, 
 
 
 # --8<-- [start:check]
-TITLE = {"en": "Overlong Penalty", "zh": "超长惩罚"}  # heading of its drill
-REFERENCE = "overlong_penalty"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "Overlong Penalty", "zh": "超长惩罚"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
+def inputs(draw):
     N = draw.length(1, 12)  # responses
     max_length = draw.choice([8, 16, 100, 4096, 20480])
     buffer = draw.choice([1, max_length // 4, max_length // 2, max_length])
@@ -69,8 +68,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 ZH = {
     "DAPO's soft overlong punishment, added to each response's score.":
         "DAPO 的软超长惩罚，加在每条回复的分数上。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "response lengths in tokens (EOS included), ≤ max_length":
         "回复长度（token 数，含 EOS），≤ max_length",
     ", the most tokens the sampler may generate": "，采样最多可生成的 token 数",

@@ -78,12 +78,11 @@ for T in [1, 10, 100]:
 
 # --8<-- [start:check]
 TITLE = {"en": "Rollout Importance Weights (TIS / IcePop)",
-         "zh": "Rollout 重要性权重（TIS / IcePop）"}  # heading of its drill
-REFERENCE = "rollout_is_weights"  # rl_ops_numpy's function: Check compares with it
+         "zh": "Rollout 重要性权重（TIS / IcePop）"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     rollout = draw.normal((B, T), 1.0, -2.0)
     return {"train_logprobs": rollout + draw.normal((B, T), 0.4), "rollout_logprobs": rollout,
             "mask": draw.mask(B, T), "level": draw.choice(["token", "sequence"]),
@@ -97,8 +96,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 ZH = {
     "Importance weights π_train / π_rollout that correct for the engine that sampled.":
         "重要性权重 π_train / π_rollout：修正采样用的推理引擎与训练端之间的差异。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "log-probs of the sampled tokens under the trainer": "采样到的 token 在训练端下的对数概率",
     "the same tokens under the inference engine": "同一批 token 在推理引擎下的对数概率",
     "1 on response tokens, 0 on padding": "回复 token 为 1，padding 为 0",

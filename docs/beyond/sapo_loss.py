@@ -94,14 +94,13 @@ print(f"the mean of the two responses' means: {loss.item():+.4f}")
 
 
 # --8<-- [start:check]
-TITLE = {"en": "SAPO's Soft Gate", "zh": "SAPO 的软门控"}  # heading of its drill
-REFERENCE = "sapo_loss"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "SAPO's Soft Gate", "zh": "SAPO 的软门控"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     return {"new_logprobs": draw.normal((B, T), 0.5), "old_logprobs": draw.normal((B, T), 0.5),
-            "advantages": draw.normal(B) if draw.coin() else draw.normal((B, T)),
+            "advantages": draw.advantages(B, T),
             "mask": draw.mask(B, T), "tau_pos": draw.choice([1.0, 0.5, 2.0]),
             "tau_neg": draw.choice([1.05, 1.5, 3.0])}
 # --8<-- [end:check]
@@ -113,8 +112,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 ZH = {
     "SAPO: a soft sigmoid gate on the ratio in place of PPO's clip.":
         "SAPO：用作用在比值上的 sigmoid 软门控代替 PPO 的裁剪。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "one per response, or [B, T]": "每条回复一个，或 [B, T]",
     "temperature of the tokens with Â > 0": "Â > 0 的 token 的温度",
     "temperature of the tokens with Â ≤ 0 (larger: the":

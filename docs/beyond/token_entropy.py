@@ -41,12 +41,11 @@ print(f"nearly sure position: π(y = 1) = {sure[1].exp().item():.4f},"
 
 
 # --8<-- [start:check]
-TITLE = {"en": "Token Entropy from Logits", "zh": "从 logits 算 token 的熵"}  # heading of its drill
-REFERENCE = "token_entropy"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "Token Entropy from Logits", "zh": "从 logits 算 token 的熵"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     V = draw.choice([1, 2, 5, 11])  # vocabulary
     return {"logits": draw.normal((B, T, V), 2.0), "temperature": draw.choice([1.0, 0.7, 1.3])}
 # --8<-- [end:check]
@@ -58,8 +57,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 ZH = {
     "Entropy of each next-token distribution softmax(logits / τ), in nats.":
         "每个下一 token 分布 softmax(logits / τ) 的熵，单位：奈特。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "scores of the next token at each position": "每个位置上对下一个 token 的打分",
     "τ, the sampler's temperature": "τ，采样时的温度",
     ", from 0 (sure) to log V (uniform)": "，从 0（确定）到 log V（均匀）",

@@ -51,12 +51,11 @@ for tau in [0.7, 1.0]:
 
 
 # --8<-- [start:check]
-TITLE = {"en": "Token Log-Probs from Logits", "zh": "从 logits 取 token 的对数概率"}  # its drill
-REFERENCE = "token_logprobs"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "Token Log-Probs from Logits", "zh": "从 logits 取 token 的对数概率"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     V = draw.choice([2, 5, 11])  # vocabulary
     return {"logits": draw.normal((B, T, V), 2.0), "ids": draw.rng.integers(0, V, (B, T)),
             "temperature": draw.choice([1.0, 0.7, 1.3])}
@@ -69,8 +68,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 ZH = {
     "Log-probability of each sampled token under softmax(logits / τ).":
         "每个被采样 token 在 softmax(logits / τ) 下的对数概率。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "scores of the next token at each position": "每个位置上对下一个 token 的打分",
     "the sampled tokens (int64), aligned: logits[:, t]":
         "被采样的 token（int64），与 logits 对齐：logits[:, t]",

@@ -66,12 +66,11 @@ for mode in ["token-mean", "token-sum", "seq-mean-token-mean",
 
 
 # --8<-- [start:check]
-TITLE = {"en": "Loss Aggregation", "zh": "损失聚合方式"}  # heading of its drill
-REFERENCE = "aggregate_loss"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "Loss Aggregation", "zh": "损失聚合方式"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     mode = draw.choice(["token-mean", "token-sum", "seq-mean-token-mean",
                         "seq-mean-token-sum", "seq-mean-token-sum-norm"])
     norm = mode == "seq-mean-token-sum-norm" and draw.coin()
@@ -86,8 +85,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 ZH = {
     "Reduce a per-token loss to one number, as verl 0.9.1's agg_loss does.":
         "把逐 token 的损失归约成一个数，和 verl 0.9.1 的 agg_loss 一样。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "per-token loss": "逐 token 的损失",
     "1 on response tokens": "回复 token 上为 1",
     " or ": " 或 ",

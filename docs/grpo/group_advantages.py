@@ -48,16 +48,12 @@ print("equal:", group_advantages(torch.full((7,), 1000.1), 7))
 
 
 # --8<-- [start:check]
-TITLE = {"en": "Group-Relative Advantages", "zh": "组内相对优势"}  # heading of its drill
-REFERENCE = "group_advantages"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "Group-Relative Advantages", "zh": "组内相对优势"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    G = draw.choice([2, 3, 4, 8])  # responses per prompt
-    N = G * draw.length(1, 4)  # groups × G
-    # verifier scores (0/1: many groups all equal) or a reward model's real numbers
-    scores = draw.choice([0.0, 1.0], N) if draw.coin() else draw.normal(N)
-    return {"scores": scores, "group_size": G, "scale_by_std": draw.coin(0.7),
+def inputs(draw):
+    G, N = draw.groups()
+    return {"scores": draw.scores(N), "group_size": G, "scale_by_std": draw.coin(0.7),
             "eps": draw.choice([1e-6, 1e-4])}
 # --8<-- [end:check]
 
@@ -68,8 +64,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 ZH = {
     "GRPO's advantage: each response against the others to its prompt.":
         "GRPO 的优势：每条回复与同一 prompt 的其他回复相比。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "one score per response, N = groups × G,": "每条回复一个分数，N = 组数 × G，",
     "the responses to one prompt side by side": "同一 prompt 的回复挨在一起",
     ", responses sampled per prompt": "，每个 prompt 采样的回复数",

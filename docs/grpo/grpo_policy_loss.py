@@ -66,15 +66,14 @@ print(f"with β·k3: {kl.item():+.4f}")
 
 
 # --8<-- [start:check]
-TITLE = {"en": "GRPO Policy Loss", "zh": "GRPO 策略损失"}  # heading of its drill
-REFERENCE = "grpo_policy_loss"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "GRPO Policy Loss", "zh": "GRPO 策略损失"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     beta = draw.choice([0.0, 0.04, 0.1])
     return {"new_logprobs": draw.normal((B, T), 0.5), "old_logprobs": draw.normal((B, T), 0.5),
-            "advantages": draw.normal(B) if draw.coin() else draw.normal((B, T)),
+            "advantages": draw.advantages(B, T),
             "mask": draw.mask(B, T),
             "ref_logprobs": draw.normal((B, T), 0.5) if beta > 0 or draw.coin() else None,
             "clip_low": draw.choice([0.2, 0.1]), "clip_high": draw.choice([0.2, 0.28]),
@@ -88,8 +87,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 ZH = {
     "GRPO's clipped surrogate with clip-higher and a k3 KL penalty.":
         "GRPO 的裁剪替代目标，带 clip-higher 和 k3 KL 惩罚。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "one per response (group_advantages), or [B, T]":
         "每条回复一个（group_advantages），或 [B, T]",
     "under the frozen reference (if beta > 0)": "冻结参考模型下的对数概率（beta > 0 时）",

@@ -42,11 +42,10 @@ print(f"z = −1000: stable {reward_model_loss(*far).item():.1f},"
 
 
 # --8<-- [start:check]
-TITLE = {"en": "Reward-Model Loss", "zh": "奖励模型损失"}  # heading of its drill
-REFERENCE = "reward_model_loss"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "Reward-Model Loss", "zh": "奖励模型损失"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
+def inputs(draw):
     B = draw.length(1, 8)  # preference pairs
     kind = draw.choice(["none", "number", "per pair"])  # of margin
     margin = {"none": None, "number": 1.0, "per pair": draw.lognormal(B, 0.5)}[kind]
@@ -61,8 +60,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 ZH = {
     "Bradley–Terry loss of a reward model on preference pairs.":
         "奖励模型在偏好对上的 Bradley–Terry 损失。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "scores of the preferred responses": "偏好回复的分数",
     "scores of the rejected ones": "非偏好回复的分数",
     "None, a number or [B]: how much higher the chosen": "None、一个数或 [B]：偏好回复的分数",

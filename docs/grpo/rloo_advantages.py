@@ -39,15 +39,12 @@ print(4 / 3 * centered)
 
 
 # --8<-- [start:check]
-TITLE = {"en": "RLOO Advantages", "zh": "RLOO 留一优势"}  # heading of its drill
-REFERENCE = "rloo_advantages"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "RLOO Advantages", "zh": "RLOO 留一优势"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    G = draw.choice([2, 3, 4, 8])  # responses per prompt
-    N = G * draw.length(1, 4)  # groups × G
-    scores = draw.choice([0.0, 1.0], N) if draw.coin() else draw.normal(N)
-    return {"scores": scores, "group_size": G}
+def inputs(draw):
+    G, N = draw.groups()
+    return {"scores": draw.scores(N), "group_size": G}
 # --8<-- [end:check]
 
 
@@ -57,8 +54,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 ZH = {
     "RLOO: each response against the mean of the *other* responses.":
         "RLOO：每条回复与*其他*回复的均值相比。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "one score per response, N = groups × group_size": "每条回复一个分数，N = 组数 × group_size",
     "[N] advantages, ": "[N] 优势：",
     "[groups, G]": "[组数, G]",

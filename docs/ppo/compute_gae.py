@@ -67,13 +67,12 @@ print(f"0.95 ** 1000 = {0.95 ** 1000:.1e}")
 
 
 # --8<-- [start:check]
-TITLE = {"en": "GAE, Computed Backwards", "zh": "GAE 倒序递推"}  # heading of its drill
-REFERENCE = "compute_gae"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "GAE, Computed Backwards", "zh": "GAE 倒序递推"}
 TIMEOUT = 15  # seconds a run may take in the browser: a Python loop over T
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     return {"rewards": draw.normal((B, T)), "values": draw.normal((B, T)),
             "mask": draw.mask(B, T), "gamma": draw.choice([1.0, 0.99, 0.9]),
             "lam": draw.choice([0.95, 0.8, 0.0])}
@@ -86,8 +85,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 ZH = {
     "Generalized Advantage Estimation, walking back over the response.":
         "广义优势估计（GAE），沿回复从后往前递推。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "token rewards (KL penalty, RM score on the last)":
         "token 奖励（KL 惩罚，最后一个 token 上再加 RM 分数）",
     "critic values V(s_t)": "critic 的价值 V(s_t)",

@@ -46,12 +46,11 @@ print(f"exp(log ρ)·mask + (1 - mask), [0, 3:] = {naive[0, 3:]}")
 
 
 # --8<-- [start:check]
-TITLE = {"en": "Importance Ratio", "zh": "重要性采样比"}  # heading of its drill
-REFERENCE = "importance_ratio"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "Importance Ratio", "zh": "重要性采样比"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     return {"new_logprobs": draw.normal((B, T), 0.5), "old_logprobs": draw.normal((B, T), 0.5),
             "mask": draw.mask(B, T)}
 # --8<-- [end:check]
@@ -62,8 +61,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 # printed string, and its translation (site_build/lessons.py: translate).
 ZH = {
     "Token-level importance ratio ρ = π_θ / π_old.": "token 级重要性采样比 ρ = π_θ / π_old。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "log-probs of the sampled tokens, current policy": "采样 token 的对数概率，当前策略",
     "the same under the frozen policy that sampled": "同样的量，在采样时冻结的旧策略下",
     ", 1 on response tokens, 0 on padding": "，回复 token 上为 1，padding 上为 0",

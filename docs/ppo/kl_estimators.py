@@ -49,12 +49,11 @@ for name, k in (("K1", k1), ("K2", k2), ("K3", k3)):
 
 
 # --8<-- [start:check]
-TITLE = {"en": "KL Estimators", "zh": "KL 估计量"}  # heading of its drill
-REFERENCE = "kl_estimators"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "KL Estimators", "zh": "KL 估计量"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     q = draw.normal((B, T), 0.5, shift=-1.0)  # log q of the sampled tokens
     return {"p_logprobs": q + draw.normal((B, T), 0.3), "q_logprobs": q}
 # --8<-- [end:check]
@@ -70,8 +69,6 @@ ZH = {
         "在 RLHF 里，q 是采样这些 token 的策略，p 是冻结的",
     "reference model: KL(π_θ ‖ π_ref).": "参考模型：KL(π_θ ‖ π_ref)。",
     "With r = p / q:": "记 r = p / q：",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "log-probs of the sampled tokens under p": "采样 token 在 p 下的对数概率",
     "log-probs under q, which sampled the tokens": "在 q（采样这些 token 的分布）下的对数概率",
     "each [B, T]": "各为 [B, T]",

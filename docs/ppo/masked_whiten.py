@@ -51,12 +51,11 @@ print(f"before: mean {adv[real].mean():.4f}, std {adv[real].std():.4f}")
 
 
 # --8<-- [start:check]
-TITLE = {"en": "Advantage Whitening", "zh": "优势白化"}  # heading of its drill
-REFERENCE = "masked_whiten"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "Advantage Whitening", "zh": "优势白化"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     T = max(T, 2)
     mask = draw.mask(B, T)
     if mask.sum() < 2:  # the unbiased variance needs two response tokens
@@ -73,8 +72,6 @@ ZH = {
         "在整个 batch 的回复 token 上白化，和 verl 0.9.1 一样。",
     ", with the mean and the unbiased variance": "，均值和无偏方差",
     "taken over the tokens where mask is 1.": "都只在 mask 为 1 的 token 上计算。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     ", e.g. the advantages from compute_gae": "，例如 compute_gae 算出的优势",
     ", 1 on response tokens (at least two of them)": "，回复 token 上为 1（至少两个）",
     "False adds the mean back: only the scale changes": "为 False 时把均值加回去：只改变尺度",

@@ -57,12 +57,11 @@ print(f"mask[1, 3] = 0: {clean.item():+.4f};"
 
 
 # --8<-- [start:check]
-TITLE = {"en": "Clipped Surrogate Loss", "zh": "Clipped Surrogate 策略损失"}  # heading of its drill
-REFERENCE = "policy_surrogate_loss"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "Clipped Surrogate Loss", "zh": "Clipped Surrogate 策略损失"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     return {"new_logprobs": draw.normal((B, T), 0.5), "old_logprobs": draw.normal((B, T), 0.5),
             "advantages": draw.normal((B, T)), "mask": draw.mask(B, T),
             "clip_range": draw.choice([0.2, 0.1, 0.3])}
@@ -74,8 +73,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 # printed string, and its translation (site_build/lessons.py: translate).
 ZH = {
     "PPO clipped surrogate, as a loss to minimise.": "PPO 的裁剪替代目标，写成要最小化的损失。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     " (from compute_gae)": "（来自 compute_gae）",
     ", usually 0.2": "，通常取 0.2",
     "scalar loss, the mean over response tokens": "标量损失，对回复 token 取平均",

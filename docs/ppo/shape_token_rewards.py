@@ -60,12 +60,11 @@ print(f"−inf at [0, 0]: the same rewards: {torch.equal(padded, rewards)}")
 
 
 # --8<-- [start:check]
-TITLE = {"en": "Token Reward Shaping", "zh": "token 级奖励塑形"}  # heading of its drill
-REFERENCE = "shape_token_rewards"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "Token Reward Shaping", "zh": "token 级奖励塑形"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     logprobs = draw.normal((B, T), 0.5, shift=-1.0)
     return {"rm_score": draw.normal(B), "logprobs": logprobs,
             "ref_logprobs": logprobs + draw.normal((B, T), 0.1),
@@ -80,8 +79,6 @@ ZH = {
     "Token rewards: a KL penalty on each response token, the RM score on":
         "token 奖励：每个回复 token 上有 KL 惩罚，RM 分数",
     "the last one.": "加在最后一个 token 上。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "reward-model score of each whole response": "奖励模型给每条完整回复的分数",
     "policy log-probs of the sampled tokens": "采样 token 在策略下的对数概率",
     "reference-model log-probs of the same tokens": "同一批 token 在参考模型下的对数概率",

@@ -55,12 +55,11 @@ print(f"mask[1, 4] = 0: {clean.item():.4f};  + NaN at [1, 4]: "
 
 
 # --8<-- [start:check]
-TITLE = {"en": "Value Clipped Loss", "zh": "Clipped 价值损失"}  # heading of its drill
-REFERENCE = "value_clipped_loss"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "Value Clipped Loss", "zh": "Clipped 价值损失"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
-    B, T = draw.size()  # batch, response length
+def inputs(draw):
+    B, T = draw.size()
     return {"new_values": draw.normal((B, T), 0.5), "old_values": draw.normal((B, T), 0.5),
             "returns": draw.normal((B, T), 0.5), "mask": draw.mask(B, T),
             "clip_range_value": draw.choice([0.2, 0.1, 0.5])}
@@ -72,8 +71,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 # printed string, and its translation (site_build/lessons.py: translate).
 ZH = {
     "PPO clipped value loss.": "PPO 的裁剪价值损失。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "current critic outputs": "当前 critic 的输出",
     "critic outputs frozen at rollout time": "rollout 时冻结的 critic 输出",
     "targets from compute_gae (advantages + values)": "compute_gae 给出的目标（优势 + 价值）",

@@ -54,11 +54,11 @@ print(f"V(s_5) = 2: Â = {[round(a, 4) for a in adv_cut.tolist()]}")
 
 
 # --8<-- [start:check]
-TITLE = {"en": "GAE", "zh": "GAE"}  # heading of its drill
-REFERENCE = "compute_gae_episode"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "GAE", "zh": "GAE"}
+REFERENCE = "compute_gae_episode"
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
+def inputs(draw):
     T = draw.length(2, 11)  # steps of one episode
     return {"rewards": draw.normal(T), "values": draw.normal(T),
             "next_value": float(draw.normal(())), "gamma": draw.choice([0.99, 1.0, 0.9]),
@@ -71,8 +71,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 # printed string, and its translation (site_build/lessons.py: translate).
 ZH = {
     "GAE over one episode of T steps.": "在一个 T 步的回合上计算 GAE。",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "rewards r_t": "奖励 r_t",
     "critic values V(s_t)": "critic 的价值 V(s_t)",
     "V(s_T), the value of the state after the last step:": "V(s_T)，最后一步之后那个状态的价值：",

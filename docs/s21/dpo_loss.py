@@ -51,11 +51,10 @@ print(f"z = -500: loss = {far.item():.1f}, "
 
 
 # --8<-- [start:check]
-TITLE = {"en": "DPO Loss", "zh": "DPO 损失"}  # heading of its drill
-REFERENCE = "dpo_loss"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "DPO Loss", "zh": "DPO 损失"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
+def inputs(draw):
     n = draw.length(1, 7)  # preference pairs
     names = ("log_p_w", "log_p_l", "ref_log_p_w", "ref_log_p_l")  # sequence log-probs
     return {**{k: draw.normal(n, 5.0, shift=-20.0) for k in names},
@@ -68,8 +67,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 # printed string, and its translation (site_build/lessons.py: translate).
 ZH = {
     "DPO loss:": "DPO 损失：",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "sequence log-probs of the chosen (w) and the": "偏好回复（w）和非偏好回复（l）的",
     "rejected (l) response": "序列对数概率",
     "the same under the frozen reference model": "同样的量，在冻结的参考模型下",

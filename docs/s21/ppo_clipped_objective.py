@@ -44,11 +44,10 @@ for a in (1.0, -1.0):
 
 
 # --8<-- [start:check]
-TITLE = {"en": "PPO Clipped Objective", "zh": "PPO 裁剪目标"}  # heading of its drill
-REFERENCE = "ppo_clipped_objective"  # rl_ops_numpy's function: Check compares with it
+TITLE = {"en": "PPO Clipped Objective", "zh": "PPO 裁剪目标"}
 
 
-def inputs(draw):  # one random case: the arguments, in parameter order
+def inputs(draw):
     n = draw.length()  # samples
     return {"ratio": draw.lognormal(n, 0.4), "advantage": draw.normal(n),
             "clip_epsilon": draw.choice([0.2, 0.1])}
@@ -60,8 +59,6 @@ def inputs(draw):  # one random case: the arguments, in parameter order
 # printed string, and its translation (site_build/lessons.py: translate).
 ZH = {
     "PPO's clipped objective, to maximise:": "PPO 的裁剪目标，要最大化：",
-    "Args:": "参数：",
-    "Returns:": "返回：",
     "probability ratios ρ = π_θ / π_old, any shape": "概率比 ρ = π_θ / π_old，任意形状",
     "advantages Â, the same shape": "优势 Â，形状相同",
     "the objective, a 0-d tensor": "目标值，0 维张量",

@@ -40,7 +40,13 @@ class FakeWorker {
 globalThis.Worker = FakeWorker;
 globalThis.self = globalThis;
 
-const { INTERRUPT_GRACE_MS, JOB_STATES, Job, PythonRuntime, SIGNAL_AGAIN_MS } = await import("../../js/python.js");
+const { INTERRUPT_GRACE_MS, PythonRuntime, SIGNAL_AGAIN_MS } = await import("../../js/python.js");
+const { JOB_STATES, Job } = await import("../../js/job.js");
+
+/** A Run job of `code` given to `rt` (js/runtime.js's start() does the same in a page). */
+function run(rt, code, limits = {}) {
+  return rt.submit(new Job("run", { code, parts: [] }, limits));
+}
 
 /** Let messages on the ports and promise callbacks run (setImmediate is never mocked here). */
 async function settle(until = () => true) {
@@ -72,7 +78,7 @@ async function sent() {
 /** A job of `code` on an isolated page (an interrupt buffer), acknowledged and running. */
 async function runningIsolated(code) {
   const rt = runtime({ isolated: true });
-  const job = rt.run(code, []);
+  const job = run(rt, code);
   const { worker, msg } = await sent();
   worker.send({ id: msg.id, type: "ack" });
   worker.send({ type: "progress", ready: true });
@@ -123,11 +129,13 @@ describe("Job.move", () => {
 
   test("a final state resolves `done` with the outcome and the state", async () => {
     const seen = [];
-    const job = new Job("run", {}, { onState: (s) => seen.push(s) });
+    const job = new Job("run", {});
+    job.on((e) => e.type === "state" && seen.push(e.state));
     job.move("running");
+    job.move("finishing");
     job.move("done", { ok: true, result: 3 });
     assert.deepEqual(await job.done, { ok: true, result: 3, state: "done" });
-    assert.deepEqual(seen, ["running", "done"]);
+    assert.deepEqual(seen, ["running", "finishing", "done"]);
     assert.equal(job.over, true);
     assert.equal(job.move("failed"), false); // never leaves a final state
   });
@@ -146,8 +154,9 @@ describe("PythonRuntime", () => {
   test("queued -> running -> done: ack, started, output, done; the next job follows", async () => {
     const rt = runtime();
     const out = [];
-    const first = rt.run("print(1)", [], { onOutput: (m) => out.push(m.text) });
-    const second = rt.run("print(2)", []);
+    const first = run(rt, "print(1)");
+    first.on((e) => e.type === "output" && out.push(e.text));
+    const second = run(rt, "print(2)");
     const { worker, msg } = await sent();
     assert.equal(msg.kind, "run");
     assert.equal(msg.code, "print(1)");
@@ -172,7 +181,7 @@ describe("PythonRuntime", () => {
 
   test("check sends the exercise id with the code", async () => {
     const rt = runtime();
-    rt.check("ppo/compute_gae", "def f(): pass", []);
+    rt.submit(new Job("check", { exercise: "ppo/compute_gae", code: "def f(): pass", parts: [] }));
     const { msg } = await sent();
     assert.equal(msg.kind, "check");
     assert.equal(msg.exercise, "ppo/compute_gae");
@@ -180,7 +189,7 @@ describe("PythonRuntime", () => {
 
   test("queued -> done with no code run (a syntax error found before loading)", async () => {
     const rt = runtime();
-    const job = rt.run("x = (", []);
+    const job = run(rt, "x = (");
     const { worker, msg } = await sent();
     worker.send({ id: msg.id, type: "ack" });
     worker.send({ id: msg.id, type: "done", outcome: { ok: false } });
@@ -189,7 +198,7 @@ describe("PythonRuntime", () => {
 
   test("a failure the worker reports -> failed", async () => {
     const rt = runtime();
-    const job = rt.run("import numpy", []);
+    const job = run(rt, "import numpy");
     const { worker, msg } = await sent();
     worker.send({ id: msg.id, type: "done", outcome: { ok: false, failure: { kind: "load" } } });
     const outcome = await job.done;
@@ -199,8 +208,8 @@ describe("PythonRuntime", () => {
 
   test("queued -> stopped: a job stopped before it is sent never reaches the worker", async () => {
     const rt = runtime();
-    const first = rt.run("1", []);
-    const second = rt.run("2", []);
+    const first = run(rt, "1");
+    const second = run(rt, "2");
     rt.stop(second);
     assert.equal((await second.done).state, "stopped");
     const { worker, msg } = await sent();
@@ -215,7 +224,7 @@ describe("PythonRuntime", () => {
 
   test("running -> stopped without isolation: the worker ends, the next job gets a new one", async () => {
     const rt = runtime({ isolated: false });
-    const job = rt.run("while True: pass", []);
+    const job = run(rt, "while True: pass");
     const { worker, msg } = await sent();
     worker.send({ id: msg.id, type: "started" });
     await settle();
@@ -224,7 +233,7 @@ describe("PythonRuntime", () => {
     assert.equal(outcome.state, "stopped");
     assert.equal(outcome.restarted, true);
     assert.equal(worker.terminated, true);
-    rt.run("print(1)", []);
+    run(rt, "print(1)");
     await sent();
     assert.equal(rt.workers, 2);
   });
@@ -232,7 +241,7 @@ describe("PythonRuntime", () => {
   test("running -> stopped with isolation: an interrupt, and the worker goes on", async () => {
     globalThis.SharedArrayBuffer ??= ArrayBuffer;
     const rt = runtime({ isolated: true });
-    const job = rt.run("while True: pass", []);
+    const job = run(rt, "while True: pass");
     const { worker, msg } = await sent();
     assert.ok(msg.interrupt instanceof Int32Array); // one interrupt buffer per job
     worker.send({ type: "progress", ready: true });
@@ -293,7 +302,7 @@ describe("PythonRuntime", () => {
   test("running -> timed-out: the limit counts from `started`", async () => {
     mock.timers.enable({ apis: ["setTimeout"] });
     const rt = runtime();
-    const job = rt.run("while True: pass", [], { limitMs: 1000 });
+    const job = run(rt, "while True: pass", { limitMs: 1000 });
     const { worker, msg } = await sent();
     worker.send({ id: msg.id, type: "ack" });
     await settle();
@@ -310,7 +319,7 @@ describe("PythonRuntime", () => {
   test("queued -> failed: a worker that never acknowledges is replaced", async () => {
     mock.timers.enable({ apis: ["setTimeout"] });
     const rt = runtime();
-    const job = rt.run("1", []);
+    const job = run(rt, "1");
     await sent();
     mock.timers.tick(5000);
     const outcome = await job.done;
@@ -321,7 +330,7 @@ describe("PythonRuntime", () => {
   test("queued -> failed: a download silent for STALL_MS is a load failure", async () => {
     mock.timers.enable({ apis: ["setTimeout"] });
     const rt = runtime();
-    const job = rt.run("import numpy", []);
+    const job = run(rt, "import numpy");
     const { worker, msg } = await sent();
     worker.send({ id: msg.id, type: "ack" });
     await settle();
@@ -338,7 +347,7 @@ describe("PythonRuntime", () => {
 
   test("messages of a job that is over are ignored", async () => {
     const rt = runtime();
-    const job = rt.run("1", []);
+    const job = run(rt, "1");
     const { worker, msg } = await sent();
     worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
     await job.done;
@@ -353,11 +362,114 @@ describe("PythonRuntime", () => {
     const rt = runtime();
     const resets = [];
     rt.onProgress((p) => p.reset && resets.push(p.reason));
-    const job = rt.run("sys.stdout.close()", []);
+    const job = run(rt, "sys.stdout.close()");
     const { worker, msg } = await sent();
     worker.send({ id: msg.id, type: "done", outcome: { ok: true }, restart: ["a standard stream was closed"] });
     assert.equal((await job.done).state, "done");
     assert.equal(worker.terminated, true);
     assert.deepEqual(resets, [["a standard stream was closed"]]);
+  });
+});
+
+// ---- Stop, in every state a job can be in ------------------------------------------------------
+
+describe("Stop in every state", () => {
+  test("queued, before python.js is there: the job ends stopped, nothing is sent", async () => {
+    const job = new Job("run", { code: "1", parts: [] });
+    job.stop();
+    assert.equal((await job.done).state, "stopped");
+    const rt = runtime();
+    rt.submit(job); // python.js arrives after the Stop
+    await settle();
+    assert.equal(workers.length, 0);
+  });
+
+  test("queued and sent, while Python loads: the worker ends with it", async () => {
+    const rt = runtime({ isolated: true });
+    const job = run(rt, "1");
+    const { worker, msg } = await sent();
+    worker.send({ id: msg.id, type: "ack" });
+    await settle();
+    job.stop();
+    const outcome = await job.done;
+    assert.equal(outcome.state, "stopped");
+    assert.equal(outcome.restarted, true);
+    assert.equal(worker.terminated, true);
+  });
+
+  test("stopping: a second Stop neither restarts the grace period nor ends the job early", async () => {
+    mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const { job, worker } = await runningIsolated("while True: pass");
+    job.stop();
+    assert.equal(job.state, "stopping");
+    mock.timers.tick(INTERRUPT_GRACE_MS - 1);
+    job.stop();
+    assert.equal(job.state, "stopping");
+    mock.timers.tick(1); // the first Stop's grace period, not a new one
+    assert.equal((await job.done).state, "stopped");
+    assert.equal(worker.terminated, true);
+  });
+
+  test("finishing: the code is over, a Stop changes nothing and the job ends done", async () => {
+    const { job, worker, msg } = await runningIsolated("1");
+    worker.send({ id: msg.id, type: "ended" });
+    await settle();
+    assert.equal(job.state, "finishing");
+    job.stop();
+    assert.equal(job.state, "finishing");
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    assert.equal((await job.done).state, "done");
+    assert.equal(worker.terminated, false);
+  });
+
+  test("over: a Stop after the end changes nothing", async () => {
+    const rt = runtime();
+    const job = run(rt, "1");
+    const { worker, msg } = await sent();
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    await job.done;
+    job.stop();
+    assert.equal(job.state, "done");
+    assert.equal(worker.terminated, false);
+  });
+
+  test("the time limit while stopping ends the job as stopped, as asked", async () => {
+    mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const rt = runtime({ isolated: true });
+    const job = run(rt, "while True: pass", { limitMs: 1000 });
+    const { worker, msg } = await sent();
+    worker.send({ type: "progress", ready: true });
+    worker.send({ id: msg.id, type: "started" });
+    await settle();
+    job.stop();
+    mock.timers.tick(1000); // the limit belonged to `running`: it ended with it
+    worker.send({ id: msg.id, type: "done", outcome: { ok: false } });
+    assert.equal((await job.done).state, "stopped");
+  });
+});
+
+describe("A job's timers", () => {
+  test("end with the state that armed them", () => {
+    mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    const job = new Job("run", {});
+    let fired = 0;
+    job.arm("once", 10, () => fired++);
+    job.arm("again", 10, () => fired++, { repeat: true });
+    job.move("running");
+    mock.timers.tick(100);
+    assert.equal(fired, 0);
+    assert.equal(job.timers.size, 0);
+  });
+
+  test("arming a name again replaces its timer", () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const job = new Job("run", {});
+    let fired = 0;
+    job.arm("limit", 10, () => fired++);
+    job.arm("limit", 20, () => fired++);
+    mock.timers.tick(15);
+    assert.equal(fired, 0);
+    mock.timers.tick(5);
+    assert.equal(fired, 1);
   });
 });

@@ -6,6 +6,9 @@ Each function follows the formula of torch's CPU kernel, step by step in the ten
 * ``softplus(x) = log1p(exp(βx)) / β``, or ``x`` where ``βx > threshold``;
 * ``softmax = exp(x - max) * (1 / Σ exp(x - max))`` and
   ``log_softmax = (x - max) - log Σ exp(x - max)`` (SoftMaxKernel.cpp, last-dim kernels).
+
+``softmax``, ``log_softmax``, ``sigmoid``, ``tanh`` and ``relu`` forward to the Tensor methods
+(where the kernels above are written out), as torch's do.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import numpy as np
 
 from ..errors import unsupported
 from ..kernels import float_unary
-from ..tensor import Tensor, normalize_dim
+from ..tensor import Tensor
 
 __all__ = [
     "log_softmax",
@@ -31,10 +34,15 @@ __all__ = [
 ]
 
 
-def _float_data(x: Tensor, name: str) -> np.ndarray:
+def _tensor_arg(x: Any, name: str) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(x).__name__}")
+    return x
+
+
+def _float_data(x: Tensor, name: str) -> np.ndarray:
+    x = _tensor_arg(x, name)
     if not x.dtype.is_floating_point:
         raise RuntimeError(f'"{name}_cpu" not implemented for \'{x.dtype.name}\'')
     return x._data
@@ -56,52 +64,29 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
         return Tensor._make(np.where(xb > th, x, soft))
 
 
-def _softmax_dim(ndim: int, dim: int | None, name: str) -> int:
-    if dim is None:  # torch's legacy implicit choice, with its warning
+def _softmax(name: str, input: Tensor, dim: int | None, stacklevel: int, dtype: Any) -> Tensor:
+    """``input.<name>(dim, dtype)`` for F.softmax and F.log_softmax; without ``dim``, torch's
+    legacy implicit choice, with its warning (``_get_softmax_dim``) ``stacklevel`` frames up."""
+    x = _tensor_arg(input, name)
+    if dim is None:
         warnings.warn(
             f"Implicit dimension choice for {name} has been deprecated. Change the call to "
             "include dim=X as an argument.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
-        dim = 0 if ndim in (0, 1, 3) else 1
-    return normalize_dim(dim, ndim)
-
-
-def _shifted(input: Tensor, dim: int | None, dtype: Any, name: str) -> tuple[np.ndarray, int]:
-    x = input if dtype is None else input.to(dtype)
-    data = _float_data(x, name)
-    axis = _softmax_dim(data.ndim, dim, name)
-    if data.ndim == 0:
-        data = data.reshape(1)
-    with np.errstate(all="ignore"):
-        return data - np.max(data, axis=axis, keepdims=True), axis
-
-
-def _sum_exp(shifted: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
-    e = float_unary(np.exp, shifted)
-    # torch sums the exponentials with vectorised partial sums; a double sum rounded once
-    # agrees to within an ulp
-    total = np.sum(e, axis=axis, keepdims=True, dtype=np.float64).astype(e.dtype)
-    return e, total
+        dim = 0 if x.ndim in (0, 1, 3) else 1
+    return getattr(x, name)(dim, dtype)
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Tensor:
-    shifted, axis = _shifted(input, dim, dtype, "softmax")
-    e, total = _sum_exp(shifted, axis)
-    with np.errstate(all="ignore"):
-        out = e * (e.dtype.type(1) / total)
-    return Tensor._make(out.reshape(input.shape))
+    return _softmax("softmax", input, dim, _stacklevel, dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: Any = None) -> Tensor:
-    shifted, axis = _shifted(input, dim, dtype, "log_softmax")
-    _, total = _sum_exp(shifted, axis)
-    with np.errstate(all="ignore"):
-        out = shifted - float_unary(np.log, total)
-    return Tensor._make(out.reshape(input.shape))
+    return _softmax("log_softmax", input, dim, _stacklevel, dtype)
 
 
 def sigmoid(input: Tensor) -> Tensor:

@@ -1,0 +1,125 @@
+// One view of a job for every widget (cell, drill, demo): which buttons work, the status line,
+// the loading progress, the job's output and, when it is over, what the page says of its end
+// (i18n.js's one outcome map). Widgets keep only their content (blanks, mask, charts) and say
+// what a finished job means for it (`onDone`).
+
+import { describeOutcome } from "./i18n.js";
+
+/** What the widget's root says of its job: data-state, read by styles and tests. */
+const ROOT_STATE = {
+  queued: "waiting",
+  running: "running",
+  stopping: "running",
+  finishing: "running",
+};
+
+export class JobView {
+  /**
+   * @param {object} t the page's strings (i18n.js)
+   * @param {{root: HTMLElement, starts: HTMLElement[], stop?: HTMLElement, status: HTMLElement,
+   *   progress?: {box: HTMLElement, bar: HTMLProgressElement, label: HTMLElement},
+   *   output?: import("./dom.js").OutputView}} parts
+   *   starts: the controls that start a job (disabled while one runs); stop: the Stop button;
+   *   progress: where loading shows (hidden otherwise); output: the job's stdout, stderr and end.
+   */
+  constructor(t, parts) {
+    this.t = t;
+    this.parts = parts;
+    this.job = null; // the job shown, until it is over or dropped
+    this.unlisten = () => {};
+    this._show(null);
+  }
+
+  /** A job of this widget's is not over. */
+  get busy() {
+    return this.job !== null;
+  }
+
+  /**
+   * Show `job` until it is over. `labels`: the status while it waits and while it runs;
+   * `onDone(outcome, ms)`: what the widget makes of a job that ran to its end (it may return the
+   * status to show). Resolves with the outcome once all of it is on the page, or with null when
+   * the view was dropped (Reset, a new mask) before the job ended.
+   */
+  async follow(job, { labels = {}, onDone = null } = {}) {
+    this.drop();
+    this.job = job;
+    this.labels = { queued: this.t.waiting, running: this.t.running, ...labels };
+    this.parts.output?.clear();
+    let startedAt = 0;
+    let cut = 0; // characters left out so far, until the final count arrives
+    this.unlisten = job.on((e) => {
+      if (e.type === "state") {
+        if (e.state === "running") startedAt = performance.now();
+        if (!job.over) this._show(job);
+      } else if (e.type === "progress") this._progress(e);
+      else if (e.type === "output") {
+        if (e.partial) cut = e.cut;
+        else if (e.cut) {
+          cut = 0;
+          this.parts.output?.write(this.t.outputCut(e.cut), "rl-cut");
+        } else this.parts.output?.write(e.text, e.stream === "stderr" ? "rl-stderr" : "");
+      }
+    });
+    this._show(job);
+    const outcome = await job.done;
+    if (this.job !== job) return null;
+    const { output, status } = this.parts;
+    if (cut) output?.write(this.t.outputCut(cut), "rl-cut");
+    const ms = startedAt ? Math.round(performance.now() - startedAt) : 0;
+    let said = outcome.state === "done" ? this.t.finished(ms) : "";
+    if (outcome.state === "done" && !outcome.ok) said = this.t.failed;
+    if (outcome.state === "done" && onDone) said = onDone(outcome, ms) ?? said;
+    const end = describeOutcome(outcome, this.t, { limitMs: job.limitMs });
+    if (end) output?.write(`${end.text}\n`, end.cls);
+    await output?.drain(); // idle means: everything is on the page
+    if (this.job !== job) return null;
+    this.job = null;
+    this._show(null);
+    this._status(said);
+    if (!status.textContent && end && !output) this._status(end.text);
+    return outcome;
+  }
+
+  /** Stop showing the job (it goes on, or was stopped, unseen): the widget is idle again. */
+  drop() {
+    this.unlisten();
+    this.job = null;
+    this._show(null);
+    this._status("");
+  }
+
+  /** The controls, status and root state for `job` (null: idle). */
+  _show(job) {
+    const { root, starts, stop, progress } = this.parts;
+    const state = job?.state ?? "idle";
+    root.dataset.state = ROOT_STATE[state] ?? "idle";
+    for (const control of starts) control.disabled = Boolean(job);
+    if (stop) stop.disabled = !(state === "queued" || state === "running");
+    if (state === "queued") this._status(this.labels.queued);
+    if (state === "running") {
+      this._status(this.labels.running);
+      if (progress) progress.box.hidden = true;
+    }
+    if (!job && progress) progress.box.hidden = true;
+  }
+
+  _status(text) {
+    this.parts.status.textContent = text;
+    if (text) this.parts.status.hidden = false;
+  }
+
+  /** Loading progress (js/python.js): which file is coming, how much of it has arrived. */
+  _progress(p) {
+    const { progress } = this.parts;
+    if (!progress) return;
+    if (p.ready || p.reset) {
+      progress.box.hidden = true;
+      return;
+    }
+    progress.box.hidden = false;
+    progress.label.textContent = p.stage ? this.t.fetching(p.stage, p.loaded, p.total) : this.t.loading;
+    if (p.total) progress.bar.value = p.loaded / p.total;
+    else progress.bar.removeAttribute("value");
+  }
+}

@@ -266,18 +266,27 @@ def test_value_clipped_loss_gradient_with_clipping_active():
     _assert_grads_match(grads, numeric)
 
 
-def test_dpo_gradient():
+def test_dpo_gradient_and_margin():
     rng = np.random.default_rng(5)
     model, ref = _random_model(5), _random_model(6)
     prompts = rng.integers(FIRST_LETTER, 30, 8)
     chosen, rejected = model.sample(prompts, rng), model.sample(prompts, rng)
     ref_w = ref.token_logprobs(chosen)[0].sum(axis=1)
     ref_l = ref.token_logprobs(rejected)[0].sum(axis=1)
-    _, grads, _ = dpo_loss_and_grads(model, chosen, rejected, ref_w, ref_l, beta=0.5)
+    loss, grads, margin = dpo_loss_and_grads(model, chosen, rejected, ref_w, ref_l, beta=0.5)
     numeric = _numeric_grad(
         lambda: dpo_loss_and_grads(model, chosen, rejected, ref_w, ref_l, 0.5)[0], model.params
     )
     _assert_grads_match(grads, numeric)
+    # the margin the demo logs is the z of dpo_loss = −log σ(z), pair by pair
+    assert np.ptp(margin) > 0.1
+    per_pair = dpo_loss(
+        model.token_logprobs(chosen)[0].sum(axis=1),
+        model.token_logprobs(rejected)[0].sum(axis=1),
+        ref_w, ref_l, 0.5,
+    )
+    np.testing.assert_allclose(per_pair, np.logaddexp(0.0, -margin), rtol=1e-12)
+    assert loss == pytest.approx(per_pair.mean(), rel=1e-15)
 
 
 def test_grpo_gradient_with_clipping_kl_and_every_aggregation():
@@ -439,25 +448,6 @@ def test_the_models_forward_is_the_references_on_its_own_rollout():
     np.testing.assert_allclose(
         token_entropy(logp), token_entropy(logits, temperature=tau), rtol=1e-12, atol=1e-15
     )
-
-
-def test_the_dpo_margin_is_the_operators():
-    # the margin the demo logs is the z of dpo_loss = −log σ(z)
-    rng = np.random.default_rng(22)
-    model, ref = _random_model(22), _random_model(23)
-    prompts = rng.integers(FIRST_LETTER, 30, 8)
-    chosen, rejected = model.sample(prompts, rng), model.sample(prompts, rng)
-    ref_w = ref.token_logprobs(chosen)[0].sum(axis=1)
-    ref_l = ref.token_logprobs(rejected)[0].sum(axis=1)
-    loss, _, margin = dpo_loss_and_grads(model, chosen, rejected, ref_w, ref_l, beta=0.5)
-    assert np.ptp(margin) > 0.1
-    per_pair = dpo_loss(
-        model.token_logprobs(chosen)[0].sum(axis=1),
-        model.token_logprobs(rejected)[0].sum(axis=1),
-        ref_w, ref_l, 0.5,
-    )
-    np.testing.assert_allclose(per_pair, np.logaddexp(0.0, -margin), rtol=1e-12)
-    assert loss == pytest.approx(per_pair.mean(), rel=1e-15)
 
 
 def test_the_runs_beside_grpo_change_one_thing_each():

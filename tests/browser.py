@@ -62,6 +62,80 @@ def fail_downloads(page, pattern: str = "**/assets/pyodide/numpy-*.whl") -> None
     page.context.route(pattern, lambda route: route.abort("internetdisconnected"))
 
 
+def page_for(request, shared: dict, url: str, **context_options):
+    """The page a browser test works on, open on ``url``: one of its own for a test marked
+    ``fresh_page``; else the module's page for ``url`` (kept in ``shared``, the `shared_pages`
+    fixture), opened by its first test and handed to each next one by `reuse`. Sharing saves
+    the start of a page and of its Python (~7 s each on a loaded machine); a test that needs a
+    fresh load, worker, storage or context (a reload, routes, the network cut, workers counted
+    from the start) is marked."""
+    chromium = request.getfixturevalue("chromium")
+    if request.node.get_closest_marker("fresh_page"):
+        page = new_page(chromium, url, **context_options)
+        request.addfinalizer(page.context.close)
+        return page
+    key = (url, tuple(sorted(context_options.items())))
+    if key not in shared:
+        page = shared[key] = new_page(chromium, url, **context_options)
+        page.home = page.url
+        # each cell's time limit as published (a test may shorten it)
+        page.limits = page.eval_on_selector_all(
+            "[data-runner]", "els => Object.fromEntries(els.map((e) => [e.dataset.runner,"
+            " e.dataset.timeout ?? null]))"
+        )
+        return page
+    return reuse(shared[key])
+
+
+def reuse(page):
+    """Hand a shared page to the next test as it was opened, but for its loaded Python: back
+    on its address; no saved work (localStorage emptied); every cell as published (its Reset
+    button: blanks, editor, output, a job of its own stopped; its time limit); nothing focused,
+    the top in view; no uncaught error or foreign request recorded yet."""
+    if page.url != page.home:
+        page.goto(page.home)
+        page.wait_for_load_state("networkidle")
+    page.evaluate(
+        """(limits) => {
+            localStorage.clear();
+            for (const el of document.querySelectorAll('[data-runner]')) {
+                el.querySelector("[data-action='reset']").click();
+                const limit = limits[el.dataset.runner];
+                if (limit === null) delete el.dataset.timeout;
+                else el.dataset.timeout = limit;
+            }
+            document.activeElement?.blur();
+            window.scrollTo(0, 0);
+        }""",
+        page.limits,
+    )
+    wait_until(
+        page, "() => [...document.querySelectorAll('[data-runner]')]"
+        ".every((el) => el.dataset.state === 'idle')",
+        what="every cell idle after Reset", timeout=10_000,
+    )
+    page.errors.clear()
+    page.foreign.clear()
+    return page
+
+
+def wait_until(
+    page, expression: str, arg=None, *, what: str = "", timeout: float = 30_000, now=None
+):
+    """``page.wait_for_function``, bounded by ``timeout`` (ms), failing with what it waited for
+    (``what``, else the expression) and, if given, what ``now()`` says of the page then,
+    instead of a bare "Timeout exceeded"."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        return page.wait_for_function(expression, arg=arg, timeout=timeout)
+    except PlaywrightTimeout:
+        message = f"waited {timeout / 1000:g} s for {what or f'{expression} (arg {arg!r})'}"
+        if now is not None:
+            message += f"; now: {now()}"
+        raise AssertionError(message) from None
+
+
 # ---- driving an exercise cell ------------------------------------------------------------------
 
 OUTPUT_TIMEOUT = 120_000  # ms: a cold Pyodide start with numpy, on a loaded two-core machine
@@ -71,13 +145,21 @@ def cell(page, exercise_id: str):
     return page.locator(f"[data-runner='{exercise_id}']")
 
 
+def describe(page, exercise_id: str) -> str:
+    """The cell's state and the end of its output, for a failure message."""
+    root = cell(page, exercise_id)
+    output = root.locator("[data-output]").text_content() or ""
+    return f"state {root.get_attribute('data-state')!r}, output ...{output[-300:]!r}"
+
+
 def press(page, exercise_id: str, action: str, timeout: int = OUTPUT_TIMEOUT) -> str:
     """Click Run or Check on the cell and wait until it is idle again (the click makes it busy
     at once); return its output."""
     root = cell(page, exercise_id)
     root.locator(f"[data-action='{action}']").click()
-    page.wait_for_function(
-        "el => el.dataset.state === 'idle'", arg=root.element_handle(), timeout=timeout
+    wait_until(
+        page, "el => el.dataset.state === 'idle'", root.element_handle(), timeout=timeout,
+        what=f"{exercise_id} idle after {action}", now=lambda: describe(page, exercise_id),
     )
     return root.locator("[data-output]").text_content()
 
@@ -91,17 +173,20 @@ def edit(page, exercise_id: str, code: str) -> None:
 
 
 def wait_output(page, exercise_id: str, text: str, timeout: int = OUTPUT_TIMEOUT) -> str:
-    page.wait_for_function(
+    wait_until(
+        page,
         "([sel, t]) => document.querySelector(sel + ' [data-output]').textContent.includes(t)",
-        arg=[f"[data-runner='{exercise_id}']", text], timeout=timeout,
+        [f"[data-runner='{exercise_id}']", text], timeout=timeout,
+        what=f"{text!r} in the output of {exercise_id}", now=lambda: describe(page, exercise_id),
     )
     return cell(page, exercise_id).locator("[data-output]").text_content()
 
 
 def wait_state(page, exercise_id: str, state: str, timeout: int = OUTPUT_TIMEOUT) -> None:
-    page.wait_for_function(
-        "([sel, s]) => document.querySelector(sel).dataset.state === s",
-        arg=[f"[data-runner='{exercise_id}']", state], timeout=timeout,
+    wait_until(
+        page, "([sel, s]) => document.querySelector(sel).dataset.state === s",
+        [f"[data-runner='{exercise_id}']", state], timeout=timeout,
+        what=f"{exercise_id} {state}", now=lambda: describe(page, exercise_id),
     )
 
 

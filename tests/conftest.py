@@ -78,7 +78,30 @@ def chromium():
         yield b
 
 
+@pytest.fixture(scope="module")
+def shared_pages():
+    """The pages a module's tests share (`browser.page_for`), by address and options: opened by
+    the first test that asks, closed when the module is done."""
+    pages: dict = {}
+    yield pages
+    for page in pages.values():
+        page.context.close()
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Browser tests last: with two workers (`make test`), one builds the site while the other
-    runs the tests that need no site, instead of both waiting for the build."""
-    items.sort(key=lambda item: item.nodeid.startswith("tests/test_browser_"))
+    """How `make test` (`-n 2 --dist loadgroup`) shares the work between its two workers.
+
+    The tests of a module that share a module-scoped fixture (a page and its loaded Python, a
+    Pyodide in Node, a built copy of the site) are one unit, run by one worker: an
+    `xdist_group` named after the module. Every other test is a unit of its own, so the slow
+    tests of one file spread over both workers instead of keeping one busy at the end.
+
+    Browser tests first (xdist hands out the groups, largest first, then the single tests in
+    this order): the slow units start early and the thousands of quick ones fill the end. The
+    first to need the site builds it (`built_site`) while the other worker starts a group."""
+    for item in items:
+        fixtures = item._fixtureinfo.name2fixturedefs.values()
+        if any(defs[-1].scope in ("module", "package", "class") for defs in fixtures):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    items.sort(key=lambda item: not item.nodeid.startswith("tests/test_browser_"))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .browser import PAGES, new_page
+from .browser import PAGES, describe, new_page, wait_until
 from .conftest import LESSONS
 from .test_browser_exercises import _fill, _press, one_line
 
@@ -97,9 +97,10 @@ def test_by_keyboard_alone_a_cell_runs_and_a_drill_explains_a_wrong_slot(chromiu
     shadow = page.evaluate("getComputedStyle(document.activeElement).boxShadow")
     assert outline != "none" or shadow != "none"  # a visible focus ring
     page.keyboard.press("Enter")
-    page.wait_for_function("el => el.dataset.state === 'idle' && el.querySelector("
-                           "'[data-output]').textContent", arg=cell.element_handle(),
-                           timeout=120_000)
+    wait_until(page, "el => el.dataset.state === 'idle' && el.querySelector("
+               "'[data-output]').textContent", cell.element_handle(), timeout=120_000,
+               what=f"{exercise} run from the keyboard, idle with its output",
+               now=lambda: describe(page, exercise))
     assert cell.locator("[role='status']").count() == 1  # the result is announced
     assert "Â =" in cell.locator("[data-output]").inner_text()
 

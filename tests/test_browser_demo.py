@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from .browser import fail_downloads, new_page
+from .browser import fail_downloads, new_page, wait_until
 
 
 @pytest.fixture(params=["", "en/"], ids=["zh", "en"])
@@ -45,6 +45,12 @@ def test_a_failed_numpy_download_is_named(page):
     assert page.locator("[data-demo] [data-action='run']").is_enabled()
 
 
+# the demo not running: Run enabled, Stop disabled
+IDLE = (
+    "!document.querySelector('[data-demo] [data-action=run]').disabled"
+    " && document.querySelector('[data-demo] [data-action=stop]').disabled"
+)
+
 # python.js replaced by a stub that counts demo runs and finishes each after a moment
 COUNTING = """
 window.__demos = 0;
@@ -68,8 +74,9 @@ def test_a_double_click_on_run_starts_one_run(page):
         lambda route: route.fulfill(body=COUNTING, content_type="text/javascript"),
     )
     page.locator("[data-demo] [data-action='run']").dblclick()
-    page.wait_for_function("window.__demos >= 1")
-    page.wait_for_timeout(300)  # time for a second run to start, if the second click made one
+    wait_until(page, "window.__demos >= 1", what="a demo run started")
+    # the run ends (the stub's, after 500 ms): a run the second click made has started by then
+    wait_until(page, IDLE, what="the demo idle again after its run")
     assert page.evaluate("window.__demos") == 1
     assert page.evaluate("window.__config") == {}
 
@@ -83,10 +90,13 @@ def test_the_box_adds_the_runs_beside_grpo_to_the_learners_run(page):
     assert not box.is_checked()
     box.check()
     page.locator("[data-demo] [data-action='run']").click()
-    page.wait_for_function("window.__demos >= 1")
+    wait_until(page, "window.__demos >= 1", what="a demo run started")
     assert page.evaluate("window.__config") == {"grpo_variants": True}
     assert box.is_disabled()  # the run's configuration is fixed while it runs
-    page.wait_for_function("!document.querySelector('[data-demo] [data-option=variants]').disabled")
+    wait_until(
+        page, "!document.querySelector('[data-demo] [data-option=variants]').disabled",
+        what="the box enabled again after the run",
+    )
 
 
 def test_run_in_the_browser_trains_to_the_end_and_draws_live_curves(page):
@@ -95,11 +105,8 @@ def test_run_in_the_browser_trains_to_the_end_and_draws_live_curves(page):
     if variants:
         page.locator("[data-demo] [data-option='variants']").check()
     page.locator("[data-demo] [data-action='run']").click()
-    page.wait_for_function(
-        "document.querySelector('[data-demo] [data-action=run]').disabled === false"
-        " && document.querySelector('[data-demo] [data-action=stop]').disabled",
-        timeout=300_000,
-    )
+    wait_until(page, IDLE, timeout=300_000, what="the demo's run to its end",
+               now=lambda: page.locator("[data-demo] .rl-status").inner_text())
     assert page.locator("[data-demo] [data-output]").is_hidden()
     status = page.locator("[data-demo] .rl-status").inner_text()
     assert any(ch.isdigit() for ch in status)  # "Done in 12.3 s"

@@ -12,7 +12,7 @@ import pytest
 
 from site_build.drill import count
 
-from .browser import fail_downloads, new_page
+from .browser import fail_downloads, new_page, wait_until
 from .conftest import CHAPTERS, LESSONS
 
 DRILL = "[data-drill='ppo/importance_ratio']"
@@ -223,7 +223,7 @@ def test_a_late_answer_from_python_does_not_mark_the_next_mask(page):
     page.locator(f"{DRILL} input[data-slot]").first.fill("a_different_name")
     page.locator(f"{DRILL} [data-action='check']").click()
     page.locator(f"{DRILL} [data-action='refresh']").click()  # before Python answers
-    page.wait_for_function("window.__answered >= 1", timeout=10_000)
+    wait_until(page, "window.__answered >= 1", timeout=10_000, what="the stub's late answer")
     page.evaluate("() => new Promise((r) => setTimeout(r))")  # the drill has taken the answer
     assert page.locator(f"{DRILL} input.rl-wrong, {DRILL} input.rl-equivalent").count() == 0
     assert "/" not in page.locator(f"{DRILL} [data-drill-stats]").inner_text().split("|")[-1]
@@ -244,10 +244,10 @@ def test_works_with_python_unreachable_and_says_so(page):
     # exact matching is instant, before any Python
     assert "0/" in page.locator(f"{DRILL} [data-drill-stats]").inner_text()
     note = page.locator(f"{DRILL} .rl-drill-note")
-    page.wait_for_function(
-        "sel => !document.querySelector(sel).textContent.endsWith('…')",
-        arg=f"{DRILL} .rl-drill-note",
-        timeout=60_000,
+    wait_until(
+        page, "sel => !document.querySelector(sel).textContent.endsWith('…')",
+        f"{DRILL} .rl-drill-note", timeout=60_000, what="the drill's note to say Python failed",
+        now=note.inner_text,
     )
     assert "Python" in note.inner_text()
 
@@ -278,10 +278,11 @@ def test_python_decides_answers_that_differ_in_text(chromium, site_url):
             slot = int(inputs.nth(k).get_attribute("data-slot"))
             inputs.nth(k).fill(typed if slot == target else data["slots"][slot]["text"])
         page.locator(f"{drill} [data-action='check']").click()
-        page.wait_for_function(
-            "sel => { const n = document.querySelector(sel); return !n.hidden &&"
+        wait_until(
+            page, "sel => { const n = document.querySelector(sel); return !n.hidden &&"
             " !n.textContent.endsWith('…'); }",
-            arg=f"{drill} .rl-drill-note", timeout=120_000,
+            f"{drill} .rl-drill-note", timeout=120_000, what=f"Python's verdict on {typed!r}",
+            now=page.locator(f"{drill} .rl-drill-note").inner_text,
         )
 
     blank = page.locator(f"{drill} input[data-slot='{target}']")

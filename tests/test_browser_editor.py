@@ -4,7 +4,7 @@ saved work kept through a reload; and the plain textarea when the editor cannot 
 
 from __future__ import annotations
 
-from .browser import cell, new_page, wait_output
+from .browser import cell, new_page, wait_output, wait_until
 
 EXERCISE = "ppo/importance_ratio"
 EDITOR_FILES = "/assets/prism-code-editor/"
@@ -94,7 +94,10 @@ def test_typed_work_survives_a_reload_and_comes_back_in_the_editor(chromium, sit
     page.keyboard.press("Control+End")
     page.keyboard.type("\nprint('mine')")
     key = f"rl-ops/cell/{EXERCISE}"
-    page.wait_for_function(f"(localStorage.getItem('{key}') || '').includes(\"print('mine')\")")
+    wait_until(
+        page, f"(localStorage.getItem('{key}') || '').includes(\"print('mine')\")",
+        what="the typed line saved",
+    )
     page.reload()
     page.wait_for_load_state("networkidle")
     root = cell(page, EXERCISE)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from .browser import new_page
+from .browser import describe, new_page, wait_until
 from .conftest import LESSONS
 from .golden import golden_path
 
@@ -51,10 +51,11 @@ def _fill(cell, answers: list[str]) -> None:
 def _press(page, cell, action: str) -> str:
     """Click Run or Check and wait until the cell is idle again; return its output."""
     cell.locator(f"[data-action='{action}']").click()
-    page.wait_for_function(
-        "el => el.dataset.state === 'idle' && el.querySelector('[data-output]').textContent",
-        arg=cell.element_handle(),
-        timeout=TIMEOUT,
+    wait_until(
+        page, "el => el.dataset.state === 'idle' && el.querySelector('[data-output]').textContent",
+        cell.element_handle(), timeout=TIMEOUT,
+        what=f"{cell.get_attribute('data-runner')} idle with an output after {action}",
+        now=lambda: describe(page, cell.get_attribute("data-runner")),
     )
     return cell.locator("[data-output]").text_content()
 

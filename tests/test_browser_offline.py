@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shutil
 
-from .browser import new_page, serve
+from .browser import describe, new_page, serve, wait_until
 from .conftest import LESSONS
 from .golden import golden_path
 
@@ -18,15 +18,17 @@ TIMEOUT = 120_000
 
 
 def _controlled(page) -> None:
-    page.wait_for_function("navigator.serviceWorker.controller !== null", timeout=TIMEOUT)
+    wait_until(page, "navigator.serviceWorker.controller !== null", timeout=TIMEOUT,
+               what="the service worker in control of the page")
 
 
 def _run(page, action: str) -> str:
     cell = page.locator(CELL)
     cell.locator(f"[data-action='{action}']").click()
-    page.wait_for_function(
-        "el => el.dataset.state === 'idle' && el.querySelector('[data-output]').textContent",
-        arg=cell.element_handle(), timeout=TIMEOUT,
+    wait_until(
+        page, "el => el.dataset.state === 'idle' && el.querySelector('[data-output]').textContent",
+        cell.element_handle(), timeout=TIMEOUT, what=f"{STEM} idle with an output after {action}",
+        now=lambda: describe(page, STEM),
     )
     return cell.locator("[data-output]").text_content()
 
@@ -79,12 +81,16 @@ def test_a_new_deploy_replaces_the_old_caches_and_pages_are_fresh(chromium, buil
         page.reload()
         assert "(new)" in page.locator("h1").first.inner_text()  # network first: never stale
         page.evaluate("navigator.serviceWorker.getRegistration().then((r) => r.update())")
-        page.wait_for_function(
-            "caches.keys().then((k) => k.includes('rl-site-' + '0'.repeat(16)))", timeout=TIMEOUT
+        wait_until(
+            page, "caches.keys().then((k) => k.includes('rl-site-' + '0'.repeat(16)))",
+            timeout=TIMEOUT, what="the new deploy's cache",
+            now=lambda: page.evaluate("caches.keys()"),
         )
-        page.wait_for_function(
+        wait_until(
+            page,
             f"caches.keys().then((k) => !k.includes({next(n for n in old if 'site' in n)!r}))",
-            timeout=TIMEOUT,
+            timeout=TIMEOUT, what="the old deploy's cache deleted",
+            now=lambda: page.evaluate("caches.keys()"),
         )
         assert not page.errors and not page.foreign
         page.context.close()

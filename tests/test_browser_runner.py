@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from .browser import ISOLATED, fail_downloads, new_page, serve
+from .browser import ISOLATED, fail_downloads, page_for, serve, wait_until
 from .conftest import LESSONS
 
 CELL = "[data-runner='ppo/importance_ratio']"
@@ -16,11 +16,12 @@ OUTPUT_TIMEOUT = 60_000  # ms: a cold Pyodide start is ~4 s here, but CI machine
 
 
 @pytest.fixture
-def page(chromium, site_url):
-    page = new_page(chromium, f"{site_url}/ppo/")
+def page(request, site_url, shared_pages):
+    """The module's page and Python, as opened; a page of its own for the tests marked
+    fresh_page (of the first load, of saved work across a reload, of a failed download)."""
+    page = page_for(request, shared_pages, f"{site_url}/ppo/")
     yield page
     assert not page.foreign, page.foreign
-    page.context.close()
 
 
 def _edit_and_run(page, code: str, cell: str = CELL) -> None:
@@ -32,10 +33,11 @@ def _edit_and_run(page, code: str, cell: str = CELL) -> None:
 
 
 def _wait_output(page, text: str, cell: str = CELL, timeout: int = OUTPUT_TIMEOUT) -> str:
-    page.wait_for_function(
+    wait_until(
+        page,
         "([sel, t]) => document.querySelector(sel + ' [data-output]').textContent.includes(t)",
-        arg=[cell, text],
-        timeout=timeout,
+        [cell, text], timeout=timeout, what=f"{text!r} in the output of {cell}",
+        now=lambda: page.locator(f"{cell} [data-output]").inner_text(),
     )
     return page.locator(f"{cell} [data-output]").inner_text()
 
@@ -49,13 +51,14 @@ def _workers_started(page) -> int:
 
 
 def _wait_idle(page, cell: str = CELL, timeout: int = OUTPUT_TIMEOUT) -> None:
-    page.wait_for_function(
-        "sel => !document.querySelector(sel + ' [data-action=run]').disabled",
-        arg=cell,
-        timeout=timeout,
+    wait_until(
+        page, "sel => !document.querySelector(sel + ' [data-action=run]').disabled", cell,
+        timeout=timeout, what=f"Run enabled again in {cell}",
+        now=lambda: page.locator(f"{cell} [data-output]").inner_text(),
     )
 
 
+@pytest.mark.fresh_page
 def test_cells_have_blanks_and_buttons_and_fetch_no_python(page):
     cells = page.locator("[data-runner]")
     assert cells.count() == sum(1 for ex in LESSONS if ex.startswith("ppo/"))
@@ -69,6 +72,7 @@ def test_cells_have_blanks_and_buttons_and_fetch_no_python(page):
     assert not [u for u in loaded if "pyodide" in u or ".whl" in u or "worker.js" in u]
 
 
+@pytest.mark.fresh_page
 def test_run_plain_python_shows_progress_then_output(page):
     _edit_and_run(page, 'print("hello from the cell")\nprint(sum(range(10)))\n')
     page.locator(f"{CELL} .rl-progress").wait_for(state="visible", timeout=10_000)
@@ -111,8 +115,9 @@ def test_runaway_loop_is_stopped_by_the_time_limit_and_the_page_stays_responsive
     _wait_output(page, "warm")
     _wait_idle(page)
     _edit_and_run(page, "while True:\n    pass\n")
-    page.wait_for_function(
-        f'document.querySelector("{CELL} [data-action=stop]").disabled === false'
+    wait_until(
+        page, f'document.querySelector("{CELL} [data-action=stop]").disabled === false',
+        what="Stop enabled: the loop has started",
     )
     # the main thread answers while Python spins in the worker: a timer fires, typing works
     assert page.evaluate("() => new Promise(r => setTimeout(() => r(true), 50))")
@@ -180,6 +185,7 @@ def test_stop_is_said_again_when_the_learners_code_swallows_the_interrupt(chromi
         context.close()
 
 
+@pytest.mark.fresh_page
 def test_blanks_and_edits_survive_a_reload_and_reset_clears_them(page):
     root = page.locator(CELL)
     root.locator("input[data-blank]").nth(0).fill("new_logprobs - old_logprobs")
@@ -187,8 +193,10 @@ def test_blanks_and_edits_survive_a_reload_and_reset_clears_them(page):
     other = page.locator("[data-runner='ppo/compute_gae']")
     other.locator("[data-action='edit']").click()
     other.locator("textarea").fill("print('my own version')\n")
-    page.wait_for_function(
-        "(localStorage.getItem('rl-ops/cell/ppo/compute_gae') || '').includes('my own version')"
+    wait_until(
+        page,
+        "(localStorage.getItem('rl-ops/cell/ppo/compute_gae') || '').includes('my own version')",
+        what="the edited code of ppo/compute_gae saved",
     )
     page.reload()
     page.wait_for_load_state("networkidle")
@@ -202,6 +210,7 @@ def test_blanks_and_edits_survive_a_reload_and_reset_clears_them(page):
     assert page.locator(CELL).locator("input[data-blank]").nth(0).input_value() == ""
 
 
+@pytest.mark.fresh_page
 def test_saved_work_of_an_older_exercise_version_is_not_applied_silently(page):
     key = "rl-ops/cell/ppo/importance_ratio"
     page.evaluate(
@@ -225,6 +234,7 @@ def test_saved_work_of_an_older_exercise_version_is_not_applied_silently(page):
     assert page.locator(f"{CELL} .rl-notice").is_hidden()  # taken: not offered again
 
 
+@pytest.mark.fresh_page
 def test_a_failed_numpy_download_is_named_and_the_next_run_tries_again(page):
     fail_downloads(page)
     page.locator(CELL).locator("input[data-blank]").nth(0).fill("new_logprobs - old_logprobs")
@@ -256,6 +266,7 @@ def test_edit_starts_from_the_exercise_as_filled_in(page):
     assert root.locator("textarea").input_value() == text
 
 
+@pytest.mark.fresh_page
 def test_a_reload_in_edit_mode_neither_focuses_nor_scrolls(page):
     last = page.locator("[data-runner]").last
     last.locator("[data-action='edit']").click()
@@ -263,8 +274,11 @@ def test_a_reload_in_edit_mode_neither_focuses_nor_scrolls(page):
     # nothing moves after the scroll below (the reload must restore that position)
     last.locator(".prism-code-editor").wait_for()
     page.evaluate("window.scrollTo(0, 0)")
+    wait_until(page, "window.scrollY === 0", what="the page at its top before the reload")
     page.reload()
-    page.wait_for_load_state("networkidle")
+    # the saved mode was Edit: the real editor comes back, the last thing the reload does that
+    # could take the focus or scroll the page
+    page.locator("[data-runner]").last.locator(".prism-code-editor").wait_for()
     assert page.locator("[data-runner]").last.locator("textarea").is_visible()
     assert page.evaluate("window.scrollY") == 0
     assert page.evaluate("document.activeElement.tagName") != "TEXTAREA"

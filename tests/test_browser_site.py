@@ -10,6 +10,8 @@ from urllib.parse import urlparse
 
 import pytest
 
+from .browser import wait_until
+
 PAGES = ["", "ppo/", "grpo/", "beyond/", "s21/", "s21/demo/", "glossary/"]
 
 
@@ -160,16 +162,20 @@ def test_words_a_page_says_find_that_page(page, site_url, lang):
             box.fill(word)
             box.press("End")  # Material searches on key events
             # wait for this query's results to replace the idle line
-            page.wait_for_function("idle => document.querySelector("
-                                   "'.md-search-result__meta').textContent !== idle", arg=idle)
+            wait_until(page, "idle => document.querySelector("
+                       "'.md-search-result__meta').textContent !== idle", idle,
+                       what=f"results for {word!r}")
             # Material draws results ten at a time, more as the list is scrolled, in its own
             # time: scroll to the end at every poll until all are drawn
             shown = re.search(r"\d+", meta.inner_text())
             total = int(shown.group()) if shown else 0
-            page.wait_for_function(
+            wait_until(
+                page,
                 "n => { document.querySelector('.md-search__scrollwrap').scrollTo(0, 1e6);"
                 " return document.querySelectorAll('.md-search-result__list > li').length >= n; }",
-                arg=total)
+                total, what=f"all {total} results for {word!r} drawn",
+                now=lambda: page.locator(".md-search-result__list > li").count(),
+            )
             hrefs = page.eval_on_selector_all(
                 ".md-search-result__item > .md-search-result__link",
                 "els => els.map((a) => new URL(a.href).pathname)",
@@ -178,6 +184,7 @@ def test_words_a_page_says_find_that_page(page, site_url, lang):
                 missed.append((path, word))
             box.fill("")
             box.press("End")
-            page.wait_for_function("idle => document.querySelector("
-                                   "'.md-search-result__meta').textContent === idle", arg=idle)
+            wait_until(page, "idle => document.querySelector("
+                       "'.md-search-result__meta').textContent === idle", idle,
+                       what=f"the idle line back after {word!r}")
     assert not missed, missed

@@ -12,9 +12,11 @@ from .browser import (
     cell,
     edit,
     new_page,
+    page_for,
     press,
     wait_output,
     wait_state,
+    wait_until,
     workers_started,
 )
 from .conftest import LESSONS
@@ -23,22 +25,13 @@ A = "ppo/importance_ratio"  # the cell where the learner's code runs
 B = "ppo/compute_gae"  # another cell on the same page
 
 
-@pytest.fixture(scope="module")
-def shared(chromium, site_url):
-    """One page, one runtime for the whole module: what one test's code does to Python must not
-    reach the next test either (each test resets the two cells it uses)."""
-    page = new_page(chromium, f"{site_url}/en/ppo/")
-    yield page
-    page.context.close()
-
-
 @pytest.fixture
-def page(shared):
-    for exercise_id in (A, B):
-        cell(shared, exercise_id).locator("[data-action='reset']").click()
-        cell(shared, exercise_id).evaluate("el => { delete el.dataset.timeout; }")
-    yield shared
-    assert not shared.errors and not shared.foreign, (shared.errors, shared.foreign)
+def page(request, site_url, shared_pages):
+    """One page, one runtime for the whole module (`page_for`): what one test's code does to
+    Python must not reach the next test either (each test gets the page with its cells reset)."""
+    page = page_for(request, shared_pages, f"{site_url}/en/ppo/")
+    yield page
+    assert not page.errors and not page.foreign, (page.errors, page.foreign)
 
 
 @pytest.fixture
@@ -286,11 +279,13 @@ def test_the_demo_page_offline_says_so_and_runs_once_back_online(chromium, site_
     assert page.locator("[data-demo] [data-action='run']").is_enabled()
     page.context.set_offline(False)
     page.locator("[data-demo] [data-action='run']").click()
-    page.wait_for_function(
+    wait_until(
+        page,
         "document.querySelector('[data-demo] [data-action=stop]').disabled &&"
         " !document.querySelector('[data-demo] [data-action=run]').disabled &&"
         " document.querySelector('[data-demo] .rl-status').textContent.startsWith('Done')",
-        timeout=300_000,
+        timeout=300_000, what="the demo's run done, once back online",
+        now=lambda: page.locator("[data-demo] .rl-status").inner_text(),
     )
     assert error.is_hidden()
     assert not page.errors and not page.foreign
@@ -308,9 +303,11 @@ def test_a_second_tab_takes_the_other_tabs_work_or_asks_when_both_changed(chromi
     second.goto(f"{site_url}/en/ppo/")
     cell(first, A).locator("input[data-blank]").first.fill("from the first tab")
     # the second tab had no changes of its own: it shows the first tab's work
-    second.wait_for_function(
+    wait_until(
+        second,
         f"document.querySelector(\"[data-runner='{A}'] input[data-blank]\").value"
-        " === 'from the first tab'"
+        " === 'from the first tab'",
+        what="the first tab's work in the second tab",
     )
     cell(second, A).locator("input[data-blank]").nth(1).fill("second tab's own")
     cell(first, A).locator("input[data-blank]").first.fill("first tab again")
@@ -388,9 +385,10 @@ def test_repeated_checks_of_one_mask_count_one_attempt(fresh):
     check.click(force=True)
     check.click(force=True)
     fresh.locator(f"{DRILL} input[data-slot]").first.press("Control+Enter")
-    fresh.wait_for_function(
-        f"!document.querySelector(\"{DRILL} .rl-drill-note\").textContent.endsWith('…')",
-        timeout=120_000,
+    wait_until(
+        fresh, f"!document.querySelector(\"{DRILL} .rl-drill-note\").textContent.endsWith('…')",
+        timeout=120_000, what="Python's answer in the drill's note",
+        now=lambda: fresh.locator(f"{DRILL} .rl-drill-note").inner_text(),
     )
     record = json.loads(fresh.evaluate("localStorage.getItem('rl-ops/drill/ppo/importance_ratio')"))
     assert record["attempts"] == 1

@@ -20,14 +20,18 @@ __all__ = [
     "browser",
     "cell",
     "chromium_path",
+    "describe",
     "edit",
     "fail_downloads",
     "new_page",
+    "page_for",
     "press",
+    "reuse",
     "serve",
     "shoot",
     "wait_output",
     "wait_state",
+    "wait_until",
     "workers_started",
 ]
 

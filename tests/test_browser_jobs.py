@@ -4,7 +4,17 @@ with the Python the site serves. The moves themselves are enumerated under Node
 
 from __future__ import annotations
 
-from .browser import ISOLATED, OUTPUT_TIMEOUT, cell, edit, new_page, press, serve
+from .browser import (
+    ISOLATED,
+    OUTPUT_TIMEOUT,
+    cell,
+    describe,
+    edit,
+    new_page,
+    press,
+    serve,
+    wait_until,
+)
 
 CELL = "ppo/importance_ratio"
 DEMO = "[data-demo]"
@@ -32,8 +42,9 @@ def test_stop_while_python_js_is_still_loading_ends_the_job_at_once(chromium, si
     assert root.get_attribute("data-state") == "waiting"  # the job exists, queued
     assert root.locator("[data-action='run']").is_disabled()
     root.locator("[data-action='stop']").click()
-    page.wait_for_function(
-        "el => el.dataset.state === 'idle'", arg=root.element_handle(), timeout=10_000
+    wait_until(
+        page, "el => el.dataset.state === 'idle'", root.element_handle(), timeout=10_000,
+        what=f"{CELL} idle after Stop", now=lambda: describe(page, CELL),
     )
     out = root.locator("[data-output]").text_content()
     assert out.strip() == "Stopped.", out
@@ -44,14 +55,17 @@ def test_stop_while_python_js_is_still_loading_ends_the_job_at_once(chromium, si
 def _stop_the_demo(page) -> str:
     """Run the demo, Stop it once it trains, and return what it says."""
     page.locator(f"{DEMO} [data-action='run']").click()
-    page.wait_for_function(
+    wait_until(
+        page,
         "sel => (document.querySelector(sel + ' .rl-status').textContent.match(/\\d+\\/\\d+/))",
-        arg=DEMO, timeout=OUTPUT_TIMEOUT,
+        DEMO, timeout=OUTPUT_TIMEOUT, what="the demo training (a step count in its status)",
+        now=page.locator(f"{DEMO} .rl-status").inner_text,
     )
     page.locator(f"{DEMO} [data-action='stop']").click()
-    page.wait_for_function(
-        "sel => !document.querySelector(sel + ' [data-action=run]').disabled",
-        arg=DEMO, timeout=30_000,
+    wait_until(
+        page, "sel => !document.querySelector(sel + ' [data-action=run]').disabled", DEMO,
+        timeout=30_000, what="the demo's Run enabled again after Stop",
+        now=page.locator(f"{DEMO} .rl-status").inner_text,
     )
     return page.locator(f"{DEMO} [data-output]").inner_text()
 

@@ -9,6 +9,7 @@ The names the tests import from :mod:`site_build.chromium` are re-exported here 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 from site_build.chromium import ISOLATED, PAGES, browser, chromium_path, serve
@@ -29,6 +30,7 @@ __all__ = [
     "reuse",
     "serve",
     "shoot",
+    "timers_fire",
     "wait_output",
     "wait_state",
     "wait_until",
@@ -126,18 +128,47 @@ def reuse(page):
 def wait_until(
     page, expression: str, arg=None, *, what: str = "", timeout: float = 30_000, now=None
 ):
-    """``page.wait_for_function``, bounded by ``timeout`` (ms), failing with what it waited for
-    (``what``, else the expression) and, if given, what ``now()`` says of the page then,
-    instead of a bare "Timeout exceeded"."""
+    """Wait until ``expression`` (a JavaScript condition, or a function of ``arg``) is true in
+    the page, at most ``timeout`` ms; fail with what it waited for (``what``, else the
+    expression) and, if given, what ``now()`` says of the page then, instead of a bare
+    "Timeout exceeded". A condition that returns a promise is polled for what it settles to
+    (Playwright's ``wait_for_function`` ends at the first promise, whatever it settles to)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    def fail() -> AssertionError:
+        message = f"waited {timeout / 1000:g} s for {what or f'{expression} (arg {arg!r})'}"
+        return AssertionError(f"{message}; now: {now()}" if now is not None else message)
+
+    deadline = time.monotonic() + timeout / 1000
+    try:
+        handle = page.wait_for_function(expression, arg=arg, timeout=timeout)
+    except PlaywrightTimeout:
+        raise fail() from None
+    # a false value ends Playwright's wait only as a promise's (it is then the settled value)
+    if handle.evaluate("(value) => Boolean(value)"):
+        return handle
+    while not page.evaluate(expression, arg):
+        if time.monotonic() > deadline:
+            raise fail()
+        page.wait_for_timeout(100)
+    return handle
+
+
+def timers_fire(page, timeout: float = 10_000) -> None:
+    """Fail unless the page's main thread runs its timers: Playwright polls a condition every
+    50 ms with the page's own timers, and keeps the time limit outside the page, so a frozen
+    page fails here after ``timeout`` ms instead of hanging the test."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
-        return page.wait_for_function(expression, arg=arg, timeout=timeout)
+        # false at the first poll, true once a timer has run it again 50 ms later
+        page.wait_for_function(
+            "(k) => { const t0 = (window.__rlTimers ??= {}); t0[k] ??= Date.now();"
+            " return Date.now() - t0[k] >= 50; }",
+            arg=str(time.monotonic_ns()), polling=50, timeout=timeout,
+        )
     except PlaywrightTimeout:
-        message = f"waited {timeout / 1000:g} s for {what or f'{expression} (arg {arg!r})'}"
-        if now is not None:
-            message += f"; now: {now()}"
-        raise AssertionError(message) from None
+        raise AssertionError(f"the page ran no timer in {timeout / 1000:g} s") from None
 
 
 # ---- driving an exercise cell ------------------------------------------------------------------

@@ -182,10 +182,12 @@ def test_typed_answers_are_kept_when_the_page_is_opened_without_the_mask(page):
 SLOW_EQUIVALENT = """
 export function runtime() {
   return { submit(job) {
-    setTimeout(() => {
+    const answer = () => {
       job.move("done", { ok: true, result: { total: 3, passed: 3, failures: [], error: null } });
       window.__answered = (window.__answered ?? 0) + 1;
-    }, window.__delay ?? 0);
+    };
+    if (window.__hold) window.__release = answer;  // the test says when Python answers
+    else setTimeout(answer);
     return job;
   } };
 }
@@ -218,11 +220,13 @@ def test_answers_accepted_by_meaning_are_not_counted_as_misses(page):
 
 def test_a_late_answer_from_python_does_not_mark_the_next_mask(page):
     _stub_python(page)
-    page.evaluate("window.__delay = 1500")
+    page.evaluate("window.__hold = true")
     page.locator(f"{DRILL} select").select_option("50")
     page.locator(f"{DRILL} input[data-slot]").first.fill("a_different_name")
     page.locator(f"{DRILL} [data-action='check']").click()
     page.locator(f"{DRILL} [data-action='refresh']").click()  # before Python answers
+    wait_until(page, "typeof window.__release === 'function'", what="the check asked Python")
+    page.evaluate("window.__release()")  # Python answers now, after the refresh
     wait_until(page, "window.__answered >= 1", timeout=10_000, what="the stub's late answer")
     page.evaluate("() => new Promise((r) => setTimeout(r))")  # the drill has taken the answer
     assert page.locator(f"{DRILL} input.rl-wrong, {DRILL} input.rl-equivalent").count() == 0

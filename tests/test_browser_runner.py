@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from .browser import ISOLATED, fail_downloads, page_for, serve, wait_until
+from .browser import ISOLATED, fail_downloads, page_for, serve, timers_fire, wait_until
 from .conftest import LESSONS
 
 CELL = "[data-runner='ppo/importance_ratio']"
@@ -120,7 +120,7 @@ def test_runaway_loop_is_stopped_by_the_time_limit_and_the_page_stays_responsive
         what="Stop enabled: the loop has started",
     )
     # the main thread answers while Python spins in the worker: a timer fires, typing works
-    assert page.evaluate("() => new Promise(r => setTimeout(() => r(true), 50))")
+    timers_fire(page)
     page.locator(CELL).locator("textarea").press("End")
     page.locator(f"{CELL} [data-output] .rl-error").wait_for(timeout=20_000)
     assert "3" in page.locator(f"{CELL} [data-output] .rl-error").inner_text()  # the limit, in s

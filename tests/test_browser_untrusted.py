@@ -14,6 +14,7 @@ from .browser import (
     new_page,
     page_for,
     press,
+    timers_fire,
     wait_output,
     wait_state,
     wait_until,
@@ -187,7 +188,7 @@ def test_endless_printing_is_stopped_by_the_time_limit_and_the_page_stays_respon
     wait_state(page, A, "running")
     # the main thread answers while the worker floods: a timer fires, a click lands
     for _ in range(3):
-        assert page.evaluate("() => new Promise(r => setTimeout(() => r(true), 50))")
+        timers_fire(page)
     out = wait_output(page, A, "time limit")
     assert "not shown" in out  # the middle was cut, and it says how much
     assert len(out) < 30_000

@@ -98,8 +98,8 @@ def pytest_collection_modifyitems(config, items):
     tests of one file spread over both workers instead of keeping one busy at the end.
 
     Browser tests first (xdist hands out the groups, largest first, then the single tests in
-    this order): the slow units start early and the thousands of quick ones fill the end. The
-    first to need the site builds it (`built_site`) while the other worker starts a group."""
+    this order): the slow units start early and the thousands of quick ones fill the end, so
+    both workers finish together. (Run alone, `pytest` keeps this order and ignores groups.)"""
     for item in items:
         fixtures = item._fixtureinfo.name2fixturedefs.values()
         if any(defs[-1].scope in ("module", "package", "class") for defs in fixtures):

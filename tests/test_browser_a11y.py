@@ -17,8 +17,17 @@ AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "ax
 WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 
+# the finite CSS transitions and animations still running (a colour half-way through a
+# transition is neither the old nor the new one)
+MOVING = """() => document.getAnimations().filter((a) => a.playState === 'running'
+    && a.effect?.getComputedTiming().endTime !== Infinity).length"""
+
+
 def violations(page) -> list[tuple[str, int, list[str]]]:
-    """axe-core's WCAG 2.1 A/AA violations of the page as it is now: (rule, nodes, first two)."""
+    """axe-core's WCAG 2.1 A/AA violations of the page as it is now, once its transitions have
+    ended: (rule, nodes, first two)."""
+    wait_until(page, f"() => ({MOVING})() === 0", what="the page's transitions ended",
+               now=lambda: f"{page.evaluate(MOVING)} running")
     if not page.evaluate("typeof axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE))
     found = page.evaluate(

@@ -103,5 +103,5 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         fixtures = item._fixtureinfo.name2fixturedefs.values()
         if any(defs[-1].scope in ("module", "package", "class") for defs in fixtures):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
     items.sort(key=lambda item: not item.nodeid.startswith("tests/test_browser_"))

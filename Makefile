@@ -62,12 +62,12 @@ deps: $(VENV)/.deps-test node_modules/.package-lock.json browser
 serve: $(VENV)/.deps-docs node_modules/.package-lock.json
 	$(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
 
-# Two workers; a module's tests that share a page (or another module fixture) stay on one,
-# every other test goes to whichever is free (tests/conftest.py).
+# Two workers, a test file each at a time (a module's tests share its page and Python), the
+# slowest files first (tests/conftest.py).
 test: deps
 	$(PY) -m ruff check .
 	npx --no-install biome ci .
-	$(PY) -m pytest -n 2 --dist loadgroup
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 # ---- the rest --------------------------------------------------------------------------------
 

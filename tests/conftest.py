@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import os
 import sys
 from pathlib import Path
 
@@ -88,20 +90,42 @@ def shared_pages():
         page.context.close()
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+# pytest's cache (.pytest_cache): how many seconds each test file took when it last ran
+FILE_SECONDS = "rl-ops/seconds-per-file"
+_seconds: dict[str, float] = {}
+
+
+def _file(nodeid: str) -> str:
+    return nodeid.split("::")[0]
+
+
 def pytest_collection_modifyitems(config, items):
-    """How `make test` (`-n 2 --dist loadgroup`) shares the work between its two workers.
+    """The test files, slowest first. `make test` gives whole files to its two workers
+    (`--dist loadfile`: the tests of a module that share a page and its Python, or Pyodide in
+    Node, stay together) in this order (`--no-loadscope-reorder`): the slow files start early
+    and the quick ones fill the end, so both workers finish together. The seconds are those of
+    the last run (`FILE_SECONDS`); a file not timed yet comes first if it drives Chromium, else
+    last. (xdist's `loadgroup` could spread a slow file's other tests too, but with pytest 9.2
+    it no longer groups: pytest-xdist issue 1386.)"""
+    cache = getattr(config, "cache", None)
+    seconds = cache.get(FILE_SECONDS, {}) if cache is not None else {}
 
-    The tests of a module that share a module-scoped fixture (a page and its loaded Python, a
-    Pyodide in Node, a built copy of the site) are one unit, run by one worker: an
-    `xdist_group` named after the module. Every other test is a unit of its own, so the slow
-    tests of one file spread over both workers instead of keeping one busy at the end.
+    def cost(item) -> float:
+        name = _file(item.nodeid)
+        return seconds.get(name, math.inf if name.startswith("tests/test_browser_") else 0.0)
 
-    Browser tests first (xdist hands out the groups, largest first, then the single tests in
-    this order): the slow units start early and the thousands of quick ones fill the end, so
-    both workers finish together. (Run alone, `pytest` keeps this order and ignores groups.)"""
-    for item in items:
-        fixtures = item._fixtureinfo.name2fixturedefs.values()
-        if any(defs[-1].scope in ("module", "package", "class") for defs in fixtures):
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
-    items.sort(key=lambda item: not item.nodeid.startswith("tests/test_browser_"))
+    items.sort(key=cost, reverse=True)  # stable: a file's tests keep their order
+
+
+def pytest_runtest_logreport(report):
+    """Each file's seconds (setup, call and teardown of its tests), added up where the reports
+    arrive: in the one process, or in xdist's controller."""
+    _seconds[_file(report.nodeid)] = _seconds.get(_file(report.nodeid), 0.0) + report.duration
+
+
+def pytest_sessionfinish(session):
+    cache = getattr(session.config, "cache", None)
+    if cache is None or os.environ.get("PYTEST_XDIST_WORKER") or not _seconds:
+        return
+    timed = {name: round(seconds, 1) for name, seconds in _seconds.items()}
+    cache.set(FILE_SECONDS, {**cache.get(FILE_SECONDS, {}), **timed})

@@ -72,7 +72,7 @@ def page_for(request, shared: dict, url: str, **context_options):
     """The page a browser test works on, open on ``url``: one of its own for a test marked
     ``fresh_page``; else the module's page for ``url`` (kept in ``shared``, the `shared_pages`
     fixture), opened by its first test and handed to each next one by `reuse`. Sharing saves
-    the start of a page and of its Python (~7 s each on a loaded machine); a test that needs a
+    the start of a page and of its Python (~10 CPU-seconds here); a test that needs a
     fresh load, worker, storage or context (a reload, routes, the network cut, workers counted
     from the start) is marked."""
     chromium = request.getfixturevalue("chromium")

@@ -181,8 +181,7 @@ class Drill {
    * seed in the URL now; otherwise the first keystroke does. */
   apply(seed, { focus = true, keep = true } = {}) {
     this.seed = seed >>> 0;
-    this.view.job?.stop(); // a check of the previous mask still waiting on Python is dropped
-    this.view.drop();
+    this.view.drop(); // a check of the previous mask still waiting on Python is dropped
     this.spans = this.spans.map((span, i) => {
       const fresh = this.originals[i].cloneNode(true);
       span.replaceWith(fresh);
@@ -396,8 +395,7 @@ class Drill {
     }
     this.inputs = [];
     this.phase = "revealed";
-    this.view.job?.stop(); // the attempt is over: a check still waiting on Python is dropped
-    this.view.drop();
+    this.view.drop(); // the attempt is over: a check still waiting on Python is dropped
     this.banner.hidden = true;
     this.note.hidden = true;
   }

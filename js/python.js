@@ -102,19 +102,23 @@ export class PythonRuntime {
     this._spawn();
     this.current = job;
     this.interrupt = this.isolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
-    job.arm("ack", ACK_MS, () => this._replace("failed", stuck("ack")));
-    this.port.postMessage({ ...job.payload, id: job.id, kind: job.kind, interrupt: this.interrupt ?? undefined });
+    this._watchdog(job, "ack", ACK_MS);
+    this.port.postMessage({ ...job.payload, id: job.id, kind: job.kind, interrupt: this.interrupt });
   }
 
   /** Arm the watchdogs of the state `job` is in (the job clears them when it moves). */
   _watch(job) {
-    if (job.state === "queued") job.arm("stall", STALL_MS, () => this._replace("failed", stuck("stall")));
+    if (job.state === "queued") this._watchdog(job, "stall", STALL_MS);
     if (job.state === "running") {
       job.arm("limit", job.limitMs, () => this.stop(job, { timedOut: true }));
-      job.arm("quiet", job.quietMs, () => this._replace("failed", stuck("quiet")));
+      this._watchdog(job, "quiet", job.quietMs);
     }
-    // putting the interpreter back takes milliseconds
-    if (job.state === "finishing") job.arm("quiet", STALL_MS, () => this._replace("failed", stuck("quiet")));
+    if (job.state === "finishing") this._watchdog(job, "quiet", STALL_MS); // putting the interpreter back takes milliseconds
+  }
+
+  /** After `ms` of silence in its state, `job`'s worker is taken for stuck: it ends, and the job fails. */
+  _watchdog(job, name, ms) {
+    job.arm(name, ms, () => this._replace("failed", stuck(name)));
   }
 
   _receive(msg) {
@@ -137,7 +141,7 @@ export class PythonRuntime {
       // the code is over and the worker puts the interpreter back: nothing left to interrupt
       if (job.move("finishing")) this._watch(job);
     } else if (msg.type === "event") {
-      if (job.state === "running") job.arm("quiet", job.quietMs, () => this._replace("failed", stuck("quiet")));
+      if (job.state === "running") this._watchdog(job, "quiet", job.quietMs); // it is alive
       job.emit({ type: "event", data: msg.data });
     } else if (msg.type === "done") {
       this.current = null;

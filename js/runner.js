@@ -352,8 +352,7 @@ class Cell {
   /** Back to the exercise as published; a job of this cell is stopped. Old versions' work is
    * kept (it is offered until discarded). */
   reset() {
-    this.view.job?.stop();
-    this.view.drop(); // whatever that job says now, this cell no longer shows it
+    this.view.drop(); // its job is stopped, and whatever it says now is not shown
     for (const b of this.blanks) {
       b.value = "";
       this._fit(b);

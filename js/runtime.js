@@ -20,7 +20,7 @@ export const LIMITS = {
 let pending = null;
 
 /** The page's PythonRuntime, importing js/python.js on first use. */
-export function python() {
+function python() {
   pending ??= import("./python.js")
     .then((m) => m.runtime())
     .catch((err) => {

@@ -81,8 +81,10 @@ export class JobView {
     return outcome;
   }
 
-  /** Stop showing the job (it goes on, or was stopped, unseen): the widget is idle again. */
+  /** The widget no longer wants its job (Reset, a new mask): the job is stopped, whatever it says
+   * from now on is not shown, and the widget is idle again. */
   drop() {
+    this.job?.stop();
     this.unlisten();
     this.job = null;
     this._show(null);

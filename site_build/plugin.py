@@ -47,11 +47,11 @@ NUMPY_TIMEOUT_MS = 20_000
 # Edit mode's editor: the files js/editor.js loads (its VENDOR_FILES, the one list), served as
 # the package ships them with what they import, and fetched only when a learner opens Edit
 EDITOR_DIST = "prism-code-editor/dist"
-EDITOR_ENTRIES = json.loads(re.search(
-    r"export const VENDOR_FILES = (\[.*?\]);",
+EDITOR_ENTRIES = re.findall(r'"([^"]+)"', re.search(
+    r"export const VENDOR_FILES = \[(.*?)\];",
     (Path(__file__).resolve().parents[1] / "js" / "editor.js").read_text(encoding="utf-8"),
     re.S,
-).group(1).replace(",\n]", "]"))
+).group(1))
 
 
 class RlOpsConfig(base.Config):

@@ -84,20 +84,20 @@ class Demo {
     this.runButton = el(
       "button",
       { type: "button", class: "md-button md-button--primary", "data-action": "run" },
-      t.demoRun,
+      t.demo.run,
     );
     this.stopButton = el("button", { type: "button", class: "md-button", "data-action": "stop", disabled: "" }, t.stop);
-    this.status = el("span", { class: "rl-status", "aria-live": "polite" }, t.demoSample);
+    this.status = el("span", { class: "rl-status", "aria-live": "polite" }, t.demo.sample);
     this.variants = el("input", { type: "checkbox", "data-option": "variants" });
     const option = el("label", { class: "rl-demo-option" });
-    option.append(this.variants, ` ${t.demoVariants}`);
+    option.append(this.variants, ` ${t.demo.variants}`);
     bar.append(this.runButton, this.stopButton, option, this.status);
     this.progress = el("progress", { class: "rl-demo-progress", max: "1", value: "0", hidden: "" });
     this.grid = el("div", { class: "rl-demo-grid" });
     this.boxes = {};
     for (const [id] of this.charts) {
       const box = el("figure", { class: "rl-demo-chart", "data-chart": id });
-      box.append(el("figcaption", {}, t.demoChart[id]));
+      box.append(el("figcaption", {}, t.demo.chart[id]));
       this.boxes[id] = box;
       this.grid.append(box);
     }
@@ -116,8 +116,8 @@ class Demo {
     this.runButton.addEventListener("click", () => this.run());
     this.runButton.addEventListener("pointerenter", prefetch);
     this.stopButton.addEventListener("click", () => this.view.job?.stop());
-    this._showWords(this.sample.eval, this.t.demoSampleWords);
-    this._summarise(this.sample, this.t.demoSampleSeries);
+    this._showWords(this.sample.eval, this.t.demo.sampleWords);
+    this._summarise(this.sample, this.t.demo.sampleSeries);
   }
 
   _width() {
@@ -133,14 +133,14 @@ class Demo {
     for (const [id, metric, phases] of this.charts) {
       this.plots[id]?.destroy();
       const xs = this.sample[phases[0]].step;
-      const series = [{ label: this.t.demoStep }];
+      const series = [{ label: this.t.demo.step }];
       const data = [xs];
       for (const phase of phases) {
         const stroke = css(COLOUR[phase]);
-        const name = phases.length > 1 ? `${this.t.demoPhaseName[phase]} · ` : "";
+        const name = phases.length > 1 ? `${this.t.demo.phaseName[phase]} · ` : "";
         series.push(
-          { label: name + this.t.demoSampleSeries, stroke, width: 1.5, dash: [4, 4] },
-          { label: name + this.t.demoLiveSeries, stroke, width: 2.5, spanGaps: false },
+          { label: name + this.t.demo.sampleSeries, stroke, width: 1.5, dash: [4, 4] },
+          { label: name + this.t.demo.liveSeries, stroke, width: 2.5, spanGaps: false },
         );
         data.push(at(xs, this.sample[phase], metric), at(xs, this.live[phase], metric));
       }
@@ -150,7 +150,7 @@ class Demo {
         legend: { show: true },
         scales: { x: { time: false } },
         axes: [
-          { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid }, label: this.t.demoStep },
+          { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid }, label: this.t.demo.step },
           { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid }, size: 50 },
         ],
         series,
@@ -176,7 +176,7 @@ class Demo {
         .map((phase) => {
           seen.add(`${phase} ${metric}`);
           const [a, b] = ends(run[phase][metric]);
-          const name = `${this.t.demoPhaseName[phase]} ${this.t.demoMetric[metric]}`;
+          const name = `${this.t.demo.phaseName[phase]} ${this.t.demo.metric[metric]}`;
           return `${name} ${show(metric, a)} → ${show(metric, b)}`;
         }),
     );
@@ -188,13 +188,13 @@ class Demo {
     this.words.replaceChildren(el("h4", {}, title));
     const table = el("table");
     const head = el("tr");
-    for (const h of [t.demoModel, t.demoMeanScore, t.demoWords]) head.append(el("th", {}, h));
+    for (const h of [t.demo.model, t.demo.meanScore, t.demo.words]) head.append(el("th", {}, h));
     table.append(head);
     for (const model of ["sft", ...PHASES].filter((m) => evaluation[m])) {
       const row = el("tr");
       const e = evaluation[model];
       row.append(
-        el("td", {}, model === "sft" ? "SFT" : t.demoPhaseName[model]),
+        el("td", {}, t.demo.phaseName[model]),
         el("td", {}, e.rm_score.toFixed(2)),
         el("td", {}, e.examples.map((x) => x.word).join(" ")),
       );
@@ -216,9 +216,9 @@ class Demo {
     return this.view.follow(job, {
       labels: { queued: this.t.loading },
       onDone: (outcome, ms) => {
-        this._showWords(outcome.result.eval, this.t.demoYourWords);
-        this._summarise(outcome.result, this.t.demoLiveSeries);
-        return this.t.demoDone((ms / 1000).toFixed(1));
+        this._showWords(outcome.result.eval, this.t.demo.yourWords);
+        this._summarise(outcome.result, this.t.demo.liveSeries);
+        return this.t.demo.done({ seconds: (ms / 1000).toFixed(1) });
       },
     });
   }
@@ -226,8 +226,7 @@ class Demo {
   _onLog({ phase, step, total, metrics }) {
     this.progress.hidden = false;
     this.progress.value = step / total;
-    const name = phase === "sft" ? "SFT" : this.t.demoPhaseName[phase];
-    this.status.textContent = this.t.demoPhase(name, step, total);
+    this.status.textContent = this.t.demo.phase({ phase: this.t.demo.phaseName[phase], step, total });
     if (phase === "sft") return;
     const series = this.live[phase];
     series.step = [...(series.step ?? []), step];

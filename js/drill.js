@@ -95,7 +95,7 @@ class Drill {
     const t = this.t;
     const bar = el("div", { class: "rl-drill-bar" });
     this.stats = el("span", { class: "rl-drill-stats", "data-drill-stats": "", role: "status", "aria-live": "polite" });
-    this.select = el("select", { "aria-label": t.drillRatio });
+    this.select = el("select", { "aria-label": t.drill.ratio });
     for (const r of RATIOS) {
       const pct = Math.round(r * 100);
       const option = el("option", { value: String(pct) }, `${pct}%`);
@@ -103,14 +103,14 @@ class Drill {
     }
     this.modeButton = el(
       "button",
-      { type: "button", class: "md-button", "data-action": "mode", "aria-pressed": "false", title: t.drillModeHelp },
-      t.drillExtended,
+      { type: "button", class: "md-button", "data-action": "mode", "aria-pressed": "false", title: t.drill.modeHelp },
+      t.drill.extended,
     );
     const actions = [
-      ["refresh", t.drillRefresh],
+      ["refresh", t.drill.refresh],
       ["check", t.check],
-      ["reveal", t.drillReveal],
-      ["retry", t.drillRetry],
+      ["reveal", t.drill.reveal],
+      ["retry", t.drill.retry],
     ].map(([action, label]) => el("button", { type: "button", class: "md-button", "data-action": action }, label));
     [this.refreshButton, this.checkButton, this.revealButton, this.retryButton] = actions;
     this.checkButton.classList.add("md-button--primary");
@@ -120,7 +120,7 @@ class Drill {
     this.note = el("div", { class: "rl-drill-note", hidden: "", "aria-live": "polite" });
     this.root.prepend(bar);
     // what a wrong slot's aria-describedby points to (read by screen readers; not shown)
-    this.wrongHelp = el("span", { id: `rl-wrong-${this.data.id.replace("/", "-")}`, hidden: "" }, t.drillWrongSlot);
+    this.wrongHelp = el("span", { id: `rl-wrong-${this.data.id.replace("/", "-")}`, hidden: "" }, t.drill.wrongSlot);
     this.root.append(this.banner, this.note, this.seedLine, this.wrongHelp);
     // Python's checks by meaning: the Check button waits for them, the note says they are running
     this.view = new JobView(t, { root: this.root, starts: [this.checkButton], status: this.note });
@@ -148,8 +148,10 @@ class Drill {
 
   _statsText(score) {
     const t = this.t;
-    const base = t.drillStats(this.candidates.length, this.inputs.length);
-    return score ? `${base} | ${t.drillScore(score.right, score.total)}` : base;
+    const base = t.drill.stats({ slots: this.candidates.length, masked: this.inputs.length });
+    return score
+      ? `${base} | ${t.drill.score({ ...score, percent: Math.round((100 * score.right) / score.total) })}`
+      : base;
   }
 
   // ---- masking -------------------------------------------------------------------------------
@@ -198,7 +200,7 @@ class Drill {
         autocomplete: "off",
         autocapitalize: "off",
         size: "6",
-        "aria-label": this.t.drillBlankLabel(k + 1, chosen.length, info.line),
+        "aria-label": this.t.drill.blankLabel({ k: k + 1, n: chosen.length, line: info.line }),
       });
       input.addEventListener("input", () => {
         if (this.phase === "fresh") this._writeUrl();
@@ -287,12 +289,16 @@ class Drill {
   _showMeta() {
     const record = loadJSON(STORAGE.drill + this.data.id, { best: null, attempts: 0 }, validRecord);
     this.seedLine.replaceChildren();
-    const seed = el("span", { class: "rl-drill-seed" }, this.t.drillSeed(this.seed.toString(16)));
-    const rec = el("span", {}, this.t.drillRecord(record.best, record.attempts));
+    const seed = el("span", { class: "rl-drill-seed" }, this.t.drill.seed({ seed: this.seed.toString(16) }));
+    const rec = el(
+      "span",
+      {},
+      record.attempts ? this.t.drill.record({ best: record.best, count: record.attempts }) : this.t.drill.noRecord,
+    );
     const reset = el(
       "button",
       { type: "button", class: "rl-linkbutton", "data-action": "reset-record" },
-      this.t.drillResetRecord,
+      this.t.drill.resetRecord,
     );
     reset.addEventListener("click", () => {
       saveJSON(STORAGE.drill + this.data.id, undefined);
@@ -321,10 +327,10 @@ class Drill {
     const equivalent = new Set();
     for (const input of wrong) {
       const job = start("check", { exercise: this.data.id, code: this._program(input), parts: null });
-      const outcome = await this.view.follow(job, { labels: { queued: t.drillAsking, running: t.drillAsking } });
+      const outcome = await this.view.follow(job, { labels: { queued: t.drill.asking, running: t.drill.asking } });
       if (outcome === null) return; // the learner moved on to another mask meanwhile
       if (outcome.state !== "done") {
-        this.note.textContent = t.drillNoPython;
+        this.note.textContent = t.drill.noPython;
         return this._record(results);
       }
       const r = outcome.result;
@@ -334,8 +340,8 @@ class Drill {
     this._record(final);
     this._mark(final, equivalent);
     this.note.textContent = equivalent.size
-      ? t.drillEquivalent([...equivalent].map((i) => i.value.trim()))
-      : t.drillNotEquivalent;
+      ? t.drill.equivalent({ answers: [...equivalent].map((i) => i.value.trim()).join(t.listSeparator) })
+      : t.drill.notEquivalent;
   }
 
   /** The program the build shipped, with `input`'s slot holding the learner's text. */
@@ -361,7 +367,7 @@ class Drill {
     this.stats.textContent = this._statsText({ right, total });
     this.stats.dataset.band = pct >= 80 ? "high" : pct >= 50 ? "mid" : "low";
     this.banner.hidden = right !== total;
-    this.banner.textContent = right === total ? this.t.drillAllRight : "";
+    this.banner.textContent = right === total ? this.t.drill.allRight : "";
     return right;
   }
 

@@ -19,7 +19,7 @@ class Progress {
     this.resetButton = el(
       "button",
       { type: "button", class: "md-button", "data-action": "reset-progress" },
-      this.t.progressReset,
+      this.t.progress.reset,
     );
     this.resetButton.addEventListener("click", () => this.reset());
     root.append(this.table, this.resetButton);
@@ -30,12 +30,15 @@ class Progress {
   render() {
     const t = this.t;
     const head = el("tr");
-    for (const h of [t.progressChapter, t.progressSolved, t.progressDrill]) head.append(el("th", { scope: "col" }, h));
+    for (const h of [t.progress.chapter, t.progress.solved, t.progress.drill])
+      head.append(el("th", { scope: "col" }, h));
     const rows = this.chapters.map((chapter) => {
       const ids = chapter.exercises.map((e) => e.id);
       const solved = ids.filter((id) => loadJSON(STORAGE.solved + id, null, isRecord)).length;
       const bests = ids.map(drillBest).filter((b) => b !== null);
-      const drills = bests.length ? t.progressDrillBest(Math.max(...bests), bests.length, ids.length) : "—";
+      const drills = bests.length
+        ? t.progress.drillBest({ best: Math.max(...bests), tried: bests.length, total: ids.length })
+        : "—";
       const row = el("tr", { "data-chapter": chapter.href });
       const name = el("td");
       name.append(el("a", { href: chapter.href }, chapter.title));
@@ -51,7 +54,7 @@ class Progress {
 
   /** Forget every exercise's pass and every drill's record, after asking. */
   reset() {
-    if (!confirm(this.t.progressResetConfirm)) return;
+    if (!confirm(this.t.progress.resetConfirm)) return;
     for (const chapter of this.chapters) {
       for (const { id } of chapter.exercises) {
         saveJSON(STORAGE.solved + id, undefined);

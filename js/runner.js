@@ -106,7 +106,10 @@ class Cell {
     }
     // each blank says where it is: "Blank 2 of 3 in compute_gae (line 14)"
     blanks.forEach((input, i) => {
-      input.setAttribute("aria-label", this.t.blankLabel(i + 1, blanks.length, this.data.function, input.dataset.line));
+      input.setAttribute(
+        "aria-label",
+        this.t.blankLabel({ k: i + 1, n: blanks.length, function: this.data.function, line: input.dataset.line }),
+      );
     });
     return blanks;
   }
@@ -400,16 +403,16 @@ class Cell {
     const bad = result.total - result.passed;
     if (!bad) {
       saveJSON(STORAGE.solved + this.id, { version: this.data.version }); // the home page's progress
-      this.output.write(`${t.checkPassed(result.total)}\n`, "rl-ok");
+      this.output.write(`${t.checkPassed({ n: result.total })}\n`, "rl-ok");
     } else {
-      this.output.write(`${t.checkFailed(bad, result.total)}\n`, "rl-error");
+      this.output.write(`${t.checkFailed({ count: bad, n: result.total })}\n`, "rl-error");
     }
     for (const f of result.failures) {
       const inputs = Object.entries(f.inputs)
         .map(([k, v]) => `  ${k} = ${String(v).replaceAll("\n", "\n    ")}`)
         .join("\n");
       this.output.write(
-        `\n${f.shrunk ? t.checkShrunk(f.case) : t.checkCase(f.case)}\n${t.inputs}:\n${inputs}\n` +
+        `\n${(f.shrunk ? t.checkShrunk : t.checkCase)({ case: f.case })}\n${t.inputs}:\n${inputs}\n` +
           `${t.expected}: ${f.expected}\n` +
           (f.got ? `${t.got}: ${f.got}\n` : "") +
           `${t.reason}: ${reasonText(f.reason, t)}\n`,

@@ -57,7 +57,7 @@ export class JobView {
         if (e.partial) cut = e.cut;
         else if (e.cut) {
           cut = 0;
-          this.parts.output?.write(this.t.outputCut(e.cut), "rl-cut");
+          this.parts.output?.write(this._cut(e.cut), "rl-cut");
         } else this.parts.output?.write(e.text, e.stream === "stderr" ? "rl-stderr" : "");
       }
     });
@@ -65,9 +65,9 @@ export class JobView {
     const outcome = await job.done;
     if (this.job !== job) return null;
     const { output, status } = this.parts;
-    if (cut) output?.write(this.t.outputCut(cut), "rl-cut");
+    if (cut) output?.write(this._cut(cut), "rl-cut");
     const ms = startedAt ? Math.round(performance.now() - startedAt) : 0;
-    let said = outcome.state === "done" ? this.t.finished(ms) : "";
+    let said = outcome.state === "done" ? this.t.finished({ ms }) : "";
     if (outcome.state === "done" && !outcome.ok) said = this.t.failed;
     if (outcome.state === "done" && onDone) said = onDone(outcome, ms) ?? said;
     const end = describeOutcome(outcome, this.t, { limitMs: job.limitMs });
@@ -111,6 +111,11 @@ export class JobView {
     if (text) this.parts.status.hidden = false;
   }
 
+  /** "[... 1,234 characters of output not shown ...]" */
+  _cut(count) {
+    return this.t.outputCut({ count, chars: count.toLocaleString(document.documentElement.lang) });
+  }
+
   /** Loading progress (js/python.js): which file is coming, how much of it has arrived. */
   _progress(p) {
     const { progress } = this.parts;
@@ -120,7 +125,9 @@ export class JobView {
       return;
     }
     progress.box.hidden = false;
-    progress.label.textContent = p.stage ? this.t.fetching(p.stage, p.loaded, p.total) : this.t.loading;
+    const mb = (bytes) => (bytes / 1e6).toFixed(1);
+    const bytes = { file: p.stage, loaded: mb(p.loaded), total: mb(p.total) };
+    progress.label.textContent = p.stage ? (p.total ? this.t.fetchingBytes : this.t.fetching)(bytes) : this.t.loading;
     if (p.total) progress.bar.value = p.loaded / p.total;
     else progress.bar.removeAttribute("value");
   }

@@ -4,13 +4,15 @@
   ``site_build.directives``), register the KaTeX extension, prepare the Python runtime (Pyodide
   from npm with numpy verified, see ``site_build.pyodide_dist``, and the wheel with the exercise
   manifest, ``site_build.wheel``) and the demo's sample run. Every problem found is a clear
-  error naming the file.
+  error naming the file, and so is a UI string missing in a language (``site_build.ui_strings``).
 - ``on_files``: publish what is not a page: our ``js/`` modules, KaTeX's CSS and fonts, uPlot,
   the code editor's modules (``site_build.es_modules``), Pyodide, the wheel, and each
   chapter's ``exercise.py`` and ``solution.py`` downloads in the language being built.
 - ``on_page_markdown``: write the pinned library versions (``{{verl}}``, ``site_build.pins``),
   put a lesson file's snippets in the page's language, and expand the page directives
   (``<!-- rl:exercise ppo/compute_gae -->``).
+- ``on_env``: ``tojson`` keeps non-ASCII characters as they are.
+- ``on_page_context``: the widgets' strings in the page's language, for its rl-config.
 - ``on_post_page``: drop the head's hreflang links (see there why).
 - ``on_post_build``: write the service worker (``site_build.service_worker``).
 
@@ -36,7 +38,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
-from . import es_modules, pins, pyodide_dist, service_worker, wheel, write_atomic
+from . import es_modules, pins, pyodide_dist, service_worker, ui_strings, wheel, write_atomic
 from .directives import DirectiveError, directives, expand, localize_snippets, placed
 from .katex import Katex, KatexError, KatexExtension
 from .languages import LANGUAGES  # the default first: its pages carry .zh.md or no suffix
@@ -166,8 +168,11 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
             "wheel": f"{service_worker.WHEELS}/{self.wheel[0]}?v={digest}",
             "pyodide": url or f"{service_worker.PYODIDE}/",
             "numpyTimeoutMs": NUMPY_TIMEOUT_MS,
-            "languages": list(LANGUAGES),
         }
+        try:
+            ui_strings.tables()  # a string missing in a language fails the build here
+        except ui_strings.StringsError as err:
+            raise PluginError(str(err)) from err
         return config
 
     def _chapters(self, docs: Path) -> list[Chapter]:
@@ -274,6 +279,17 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
                           lambda lang: progress_widget(self.chapters, lang))
         except (DirectiveError, ValueError) as err:  # TranslationError is a ValueError
             raise PluginError(str(err)) from err
+
+    def on_env(self, env, config: MkDocsConfig, files: Files):
+        """``tojson`` writes characters as they are: rl-config's Chinese strings in UTF-8, not
+        ``\\uXXXX`` (a third of the bytes); it still escapes ``<``, ``>``, ``&`` and ``'``."""
+        env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+        return env
+
+    def on_page_context(self, context, page: Page, config: MkDocsConfig, nav):
+        """The widgets' strings in the page's language, for its rl-config (overrides/main.html)."""
+        context["rl_strings"] = ui_strings.table(page_language(page.file.src_path))
+        return context
 
     def on_post_page(self, output: str, page: Page, config: MkDocsConfig) -> str:
         """Drop the ``<link rel="alternate" hreflang>`` tags from the head.

@@ -3,8 +3,10 @@
 // runs), and a Run button that trains the toy model in the Python worker (smaller configuration;
 // the runs beside GRPO only when the learner ticks the box) and draws its curves as they come.
 //
-// Markup (written by the site build): <div data-demo><script class="rl-demo-sample">{json of
-// `python -m rl_ops_numpy.demo --json`}</script></div>. All text is set with textContent.
+// Markup (written by the site build): <div data-demo><script class="rl-demo-data">{sample: json
+// of `python -m rl_ops_numpy.demo --json`, charts: [[id, metric, phases drawn in it]] (the
+// panels of rl_ops_numpy/demo/plot.py; the steps on the x axis are the first phase's)}</script>
+// </div>. All text is set with textContent.
 
 import uPlot from "../uplot/uPlot.esm.js";
 import { el, mountAll, OutputView } from "./dom.js";
@@ -12,20 +14,6 @@ import { strings } from "./i18n.js";
 import { prefetch, start } from "./runtime.js";
 import { JobView } from "./view.js";
 
-// [chart id, metric, phases drawn in it]; the steps on the x axis are the first phase's
-const CHARTS = [
-  ["rm_score", "rm_score", ["ppo", "grpo"]],
-  ["kl", "kl", ["ppo", "grpo"]],
-  ["entropy", "entropy", ["ppo", "grpo"]],
-  ["margin", "margin", ["dpo"]],
-  ["gspo", "rm_score", ["grpo", "gspo"]],
-  ["mismatch", "rm_score", ["grpo", "grpo_mismatch", "grpo_tis"]],
-  ["rollout_kl", "rollout_kl", ["grpo_mismatch", "grpo_tis"]],
-  ["tis_truncated", "tis_truncated", ["grpo_mismatch", "grpo_tis"]],
-];
-// the runs beside GRPO (rl_ops_numpy.demo.GRPO_VARIANTS): in the browser, only when asked for
-const VARIANTS = ["gspo", "grpo_mismatch", "grpo_tis"];
-const PHASES = ["ppo", "dpo", "grpo", ...VARIANTS];
 // a phase's colour (a Material variable); the sample run dashed, the learner's run solid
 const COLOUR = {
   ppo: "--md-accent-fg-color",
@@ -64,10 +52,11 @@ class Demo {
   constructor(root) {
     this.root = root;
     this.t = strings();
-    this.sample = JSON.parse(root.querySelector("script.rl-demo-sample").textContent);
+    const data = JSON.parse(root.querySelector("script.rl-demo-data").textContent);
+    this.sample = data.sample;
     // the charts whose runs the sample has (all of them, unless it was made without the variants)
-    this.charts = CHARTS.filter(([, , phases]) => phases.every((p) => this.sample[p]));
-    this.live = Object.fromEntries(PHASES.map((p) => [p, {}]));
+    this.charts = data.charts.filter(([, , phases]) => phases.every((p) => this.sample[p]));
+    this.live = {}; // the learner's run: each phase's series so far
     this.plots = {};
     this._buildUi();
     this._draw();
@@ -142,7 +131,7 @@ class Demo {
           { label: name + this.t.demo.sampleSeries, stroke, width: 1.5, dash: [4, 4] },
           { label: name + this.t.demo.liveSeries, stroke, width: 2.5, spanGaps: false },
         );
-        data.push(at(xs, this.sample[phase], metric), at(xs, this.live[phase], metric));
+        data.push(at(xs, this.sample[phase], metric), at(xs, this.live[phase] ?? {}, metric));
       }
       const opts = {
         width: this._width(),
@@ -190,7 +179,7 @@ class Demo {
     const head = el("tr");
     for (const h of [t.demo.model, t.demo.meanScore, t.demo.words]) head.append(el("th", {}, h));
     table.append(head);
-    for (const model of ["sft", ...PHASES].filter((m) => evaluation[m])) {
+    for (const model of Object.keys(evaluation)) {
       const row = el("tr");
       const e = evaluation[model];
       row.append(
@@ -207,7 +196,7 @@ class Demo {
    * failure each say what happened (the view), and Run stays the way out (it tries again). */
   run() {
     if (this.view.busy) return null; // a double click starts one run
-    this.live = Object.fromEntries(PHASES.map((p) => [p, {}]));
+    this.live = {};
     this._draw();
     const job = start("demo", { config: this.variants.checked ? { grpo_variants: true } : {} });
     job.on((e) => {
@@ -228,6 +217,7 @@ class Demo {
     this.progress.value = step / total;
     this.status.textContent = this.t.demo.phase({ phase: this.t.demo.phaseName[phase], step, total });
     if (phase === "sft") return;
+    this.live[phase] ??= {};
     const series = this.live[phase];
     series.step = [...(series.step ?? []), step];
     for (const [k, v] of Object.entries(metrics)) series[k] = [...(series[k] ?? []), v];
@@ -237,7 +227,7 @@ class Demo {
       const data = [xs];
       let points = 0;
       for (const p of phases) {
-        const ys = at(xs, this.live[p], metric);
+        const ys = at(xs, this.live[p] ?? {}, metric);
         data.push(at(xs, this.sample[p], metric), ys);
         points += ys.filter((y) => y !== null).length;
       }

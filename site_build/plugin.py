@@ -383,10 +383,15 @@ def progress_widget(chapters: list[Chapter], lang: str) -> str:
 
 
 def demo_widget(sample: dict) -> str:
-    """The demo's markup: the sample run as data for js/demo.js, which draws and runs it."""
-    payload = json.dumps(sample, ensure_ascii=False).replace("</", "<\\/")
+    """The demo's markup: the sample run, and its charts as [id, metric, phases] (the PNG's
+    panels, rl_ops_numpy/demo/plot.py), as data for js/demo.js, which draws and runs it."""
+    from rl_ops_numpy.demo.plot import PANELS
+
+    data = {"sample": sample, "charts": [[id_, metric, list(phases)]
+                                         for id_, phases, metric, *_ in PANELS]}
+    payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
     return (
         '<div class="rl-demo" data-demo>\n'
-        f'<script type="application/json" class="rl-demo-sample">{payload}</script>\n'
+        f'<script type="application/json" class="rl-demo-data">{payload}</script>\n'
         "</div>\n"
     )

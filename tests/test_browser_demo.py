@@ -23,7 +23,7 @@ def test_sample_curves_are_drawn_from_the_build_time_run(page):
     charts = page.locator("[data-demo] .rl-demo-chart")
     assert charts.count() == 8
     assert page.locator("[data-demo] .rl-demo-chart canvas").count() == 8
-    sample = json.loads(page.locator("script.rl-demo-sample").text_content())
+    sample = json.loads(page.locator("script.rl-demo-data").text_content())["sample"]
     assert len(sample["ppo"]["rm_score"]) == len(sample["ppo"]["step"]) > 10
     assert len(sample["grpo_tis"]["tis_truncated"]) == len(sample["grpo"]["step"])
     # the legends name the runs in the page's language

@@ -58,16 +58,19 @@ COLOURS = {
 }
 MISMATCH = ("grpo_mismatch", "grpo_tis")
 
-# (phases, metric, title, y label), one per panel
+# (id, phases, metric, title, y label), one per panel: the PNG's, and the demo page's charts
+# (site_build/plugin.py demo_widget ships (id, metric, phases); js/strings.toml titles them by id)
 PANELS = [
-    (("ppo", "grpo"), "rm_score", "Reward-model score", "mean RM score"),
-    (("ppo", "grpo"), "kl", "KL(π ‖ π_ref) per word", "nats (k1, summed over tokens)"),
-    (("ppo", "grpo"), "entropy", "Policy entropy per token", "nats"),
-    (("dpo",), "margin", "DPO: preference margin", "β·(log-ratio_w − log-ratio_l)"),
-    (("grpo", "gspo"), "rm_score", "GSPO next to GRPO: RM score", "mean RM score"),
-    (("grpo", *MISMATCH), "rm_score", "Rollout mismatch: RM score", "mean RM score"),
-    (MISMATCH, "rollout_kl", "KL(π_rollout ‖ π_train) per word", "nats (k1, summed over tokens)"),
-    (MISMATCH, "tis_truncated", "Tokens whose IS weight exceeds C", "share of tokens"),
+    ("rm_score", ("ppo", "grpo"), "rm_score", "Reward-model score", "mean RM score"),
+    ("kl", ("ppo", "grpo"), "kl", "KL(π ‖ π_ref) per word", "nats (k1, summed over tokens)"),
+    ("entropy", ("ppo", "grpo"), "entropy", "Policy entropy per token", "nats"),
+    ("margin", ("dpo",), "margin", "DPO: preference margin", "β·(log-ratio_w − log-ratio_l)"),
+    ("gspo", ("grpo", "gspo"), "rm_score", "GSPO next to GRPO: RM score", "mean RM score"),
+    ("mismatch", ("grpo", *MISMATCH), "rm_score", "Rollout mismatch: RM score", "mean RM score"),
+    ("rollout_kl", MISMATCH, "rollout_kl", "KL(π_rollout ‖ π_train) per word",
+     "nats (k1, summed over tokens)"),
+    ("tis_truncated", MISMATCH, "tis_truncated", "Tokens whose IS weight exceeds C",
+     "share of tokens"),
 ]
 
 
@@ -75,7 +78,7 @@ def save_plot(result: dict[str, Any], path: str | Path) -> Path:
     """Draw every panel whose runs are in ``result`` (the last four need the runs beside GRPO)
     against step; save as PNG."""
     plt = require_matplotlib()
-    panels = [p for p in PANELS if all(phase in result for phase in p[0])]
+    panels = [p[1:] for p in PANELS if all(phase in result for phase in p[1])]
     rows = -(-len(panels) // 2)
     fig, axes = plt.subplots(rows, 2, figsize=(10, 3.5 * rows), constrained_layout=True)
     for ax in axes.flat[len(panels) :]:

@@ -16,6 +16,7 @@ import math
 import types
 import zipfile
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +131,37 @@ def _groups(dt: type) -> dict[str, tuple[np.ndarray, int]]:
     }
 
 
+def _group_cases() -> Iterator[tuple[str, type, str, np.ndarray, int]]:
+    """``(dtype, dt, label, scores, G)`` for every dtype and every group layout of
+    :func:`_groups`."""
+    for dtype, dt in DTYPES.items():
+        for label, (s, G) in _groups(dt).items():
+            yield dtype, dt, label, s, G
+
+
+def _advantages_operator(v: Vectors, trainer: str, block: tuple[Any, dict[str, Any]],
+                         note: str) -> str:
+    """Declare the advantages block of ``<trainer>._generate_and_score_completions``, run on one
+    reward function (:func:`_advantages`); ``note`` says what else it is given. Returns the
+    operator's name."""
+    name = f"{trainer}._generate_and_score_completions (advantages)"
+    v.operator(name, block[1], "the statements run with rewards_per_func = scores[:, None] (one "
+               f"reward function of weight 1), {note}; outputs: advantages")
+    return name
+
+
+def _advantages(block: tuple[Any, dict[str, Any]], s: np.ndarray, nanstd: Any,
+                fields: dict[str, Any], **variables: Any) -> dict[str, Any]:
+    """The advantages an advantages block computes from the scores ``s`` as its one reward
+    function of weight 1 (``rewards_per_func = s[:, None]``, on the CPU), with ``self`` holding
+    ``fields`` and ``variables`` in scope."""
+    s_t = tensor(s)
+    me = types.SimpleNamespace(reward_weights=torch.ones(1, dtype=s_t.dtype), **fields)
+    ns = _run(block, self=me, rewards_per_func=s_t[:, None], device="cpu", nanstd=nanstd,
+              **variables)
+    return {"advantages": ns["advantages"]}
+
+
 def _loss_batch(inputs: dict[str, Any]) -> tuple[torch.Tensor, dict[str, Any]]:
     """``GRPOTrainer._compute_loss``'s inputs from a case: the leaf log-probs (their ``.grad`` is
     the gradient compared) and the batch it reads (no prompt; the reference's log-probs if the
@@ -202,65 +234,50 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                            run)
 
     # ---- GRPO advantages: scale_rewards ------------------------------------------------------
-    v.operator(
-        "GRPOTrainer._generate_and_score_completions (advantages)", lib["grpo_adv"][1],
-        "the statements run with rewards_per_func = scores[:, None] (one reward function of "
-        "weight 1), multi_objective_aggregation 'sum_then_normalize', the given scale_rewards "
-        "and num_generations; outputs: advantages",
-    )
-    for dtype, dt in DTYPES.items():
-        for label, (s, G) in _groups(dt).items():
-            for scale in ("group", "batch", "none"):
-                inputs = {"scores": s}
-                kwargs = {"scale_rewards": scale, "num_generations": G}
+    grpo_adv = _advantages_operator(
+        v, "GRPOTrainer", lib["grpo_adv"],
+        "multi_objective_aggregation 'sum_then_normalize', the given scale_rewards and "
+        "num_generations")
+    for dtype, _, label, s, G in _group_cases():
+        for scale in ("group", "batch", "none"):
+            inputs = {"scores": s}
+            kwargs = {"scale_rewards": scale, "num_generations": G}
 
-                def run(s=s, G=G, scale=scale, dt=dt):
-                    me = types.SimpleNamespace(
-                        multi_objective_aggregation="sum_then_normalize", scale_rewards=scale,
-                        reward_weights=torch.ones(1, dtype=tensor(s).dtype), reward_funcs=[None])
-                    ns = _run(lib["grpo_adv"], self=me, rewards_per_func=tensor(s)[:, None],
-                              num_generations=G, device="cpu", nanstd=u["nanstd"])
-                    return {"advantages": ns["advantages"]}
+            def run(s=s, G=G, scale=scale):
+                me = {"multi_objective_aggregation": "sum_then_normalize",
+                      "scale_rewards": scale, "reward_funcs": [None]}
+                return _advantages(lib["grpo_adv"], s, u["nanstd"], me, num_generations=G)
 
-                v.case("GRPOTrainer._generate_and_score_completions (advantages)",
-                       f"{dtype} {label} scale_rewards={scale}", kwargs, inputs, run)
+            v.case(grpo_adv, f"{dtype} {label} scale_rewards={scale}", kwargs, inputs, run)
 
     # ---- RLOO advantages with the KL in the reward -------------------------------------------
-    v.operator(
-        "RLOOTrainer._generate_and_score_completions (advantages)", lib["rloo_adv"][1],
-        "the statements run with rewards_per_func = scores[:, None] (one reward function of "
-        "weight 1), reward_clip_range None, gather = identity (one process); outputs: "
-        "advantages",
-    )
-    for dtype, dt in DTYPES.items():
-        for label, (s, G) in _groups(dt).items():
-            if G == 1:
-                continue
-            rng = np.random.default_rng(1800)
-            m = mask((ALL_LAYOUTS * 3)[: s.shape[0]], dt)
-            old = (grid(rng, m.shape, 1.0, dt) - 2.0).astype(dt)
-            ref = (old + grid(rng, m.shape, 0.3, dt)).astype(dt)
-            for beta, normalize in [(0.0, False), (0.05, False), (0.05, True)]:
-                inputs = {"scores": s, "old_per_token_logps": old, "ref_per_token_logps": ref,
-                          "completion_mask": m}
-                kwargs = {"beta": beta, "normalize_advantages": normalize, "num_generations": G}
+    rloo_adv = _advantages_operator(
+        v, "RLOOTrainer", lib["rloo_adv"],
+        "reward_clip_range None, gather = identity (one process)")
+    for dtype, dt, label, s, G in _group_cases():
+        if G == 1:
+            continue
+        rng = np.random.default_rng(1800)
+        m = mask((ALL_LAYOUTS * 3)[: s.shape[0]], dt)
+        old = (grid(rng, m.shape, 1.0, dt) - 2.0).astype(dt)
+        ref = (old + grid(rng, m.shape, 0.3, dt)).astype(dt)
+        for beta, normalize in [(0.0, False), (0.05, False), (0.05, True)]:
+            inputs = {"scores": s, "old_per_token_logps": old, "ref_per_token_logps": ref,
+                      "completion_mask": m}
+            kwargs = {"beta": beta, "normalize_advantages": normalize, "num_generations": G}
 
-                def run(inputs=inputs, kwargs=kwargs):
-                    s_t = tensor(inputs["scores"])
-                    me = types.SimpleNamespace(
-                        reward_weights=torch.ones(1, dtype=s_t.dtype), reward_clip_range=None,
-                        beta=kwargs["beta"], normalize_advantages=kwargs["normalize_advantages"])
-                    ns = _run(lib["rloo_adv"], self=me, rewards_per_func=s_t[:, None],
-                              num_generations=kwargs["num_generations"], device="cpu",
-                              old_per_token_logps=tensor(inputs["old_per_token_logps"]),
-                              ref_per_token_logps=tensor(inputs["ref_per_token_logps"]),
-                              completion_mask=tensor(inputs["completion_mask"]),
-                              gather=lambda x: x, nanstd=u["nanstd"])
-                    return {"advantages": ns["advantages"]}
+            def run(inputs=inputs, kwargs=kwargs):
+                me = {"reward_clip_range": None, "beta": kwargs["beta"],
+                      "normalize_advantages": kwargs["normalize_advantages"]}
+                return _advantages(lib["rloo_adv"], inputs["scores"], u["nanstd"], me,
+                                   num_generations=kwargs["num_generations"],
+                                   old_per_token_logps=tensor(inputs["old_per_token_logps"]),
+                                   ref_per_token_logps=tensor(inputs["ref_per_token_logps"]),
+                                   completion_mask=tensor(inputs["completion_mask"]),
+                                   gather=lambda x: x)
 
-                v.case("RLOOTrainer._generate_and_score_completions (advantages)",
-                       f"{dtype} {label} beta={beta} normalize_advantages={normalize}", kwargs,
-                       inputs, run)
+            v.case(rloo_adv, f"{dtype} {label} beta={beta} normalize_advantages={normalize}",
+                   kwargs, inputs, run)
 
     # ---- nanstd, selective_log_softmax, entropy_from_logits ----------------------------------
     v.operator("nanstd", ut.where("nanstd"), "outputs: std")

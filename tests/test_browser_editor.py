@@ -21,6 +21,17 @@ def _value(page, exercise: str = EXERCISE) -> str:
     return cell(page, exercise).locator("textarea").input_value()
 
 
+def _focused_editor(chromium, site_url, code: str | None = None):
+    """The English PPO page, its exercise's editor open and focused, holding ``code`` (None: the
+    exercise's own); returns the page and the editor's textarea."""
+    page = new_page(chromium, f"{site_url}/en/ppo/")
+    editor = _open_editor(page)
+    if code is not None:
+        editor.fill(code)
+    editor.focus()
+    return page, editor
+
+
 def test_the_editor_is_fetched_only_when_a_learner_opens_edit(chromium, site_url):
     page = new_page(chromium, f"{site_url}/en/ppo/")
     fetched = []
@@ -45,10 +56,7 @@ def test_the_editor_is_fetched_only_when_a_learner_opens_edit(chromium, site_url
 
 
 def test_enter_keeps_and_adds_indentation_and_tab_and_shift_tab_indent(chromium, site_url):
-    page = new_page(chromium, f"{site_url}/en/ppo/")
-    editor = _open_editor(page)
-    editor.fill("")
-    editor.focus()
+    page, _ = _focused_editor(chromium, site_url, "")
     page.keyboard.type("def f(x):")
     page.keyboard.press("Enter")  # after ":", one level in
     page.keyboard.type("y = x + 1")
@@ -68,10 +76,7 @@ def test_enter_keeps_and_adds_indentation_and_tab_and_shift_tab_indent(chromium,
 
 
 def test_esc_then_tab_leaves_the_editor_and_ctrl_enter_runs_it(chromium, site_url):
-    page = new_page(chromium, f"{site_url}/en/ppo/")
-    editor = _open_editor(page)
-    editor.fill("print(6 * 7)\n")
-    editor.focus()
+    page, editor = _focused_editor(chromium, site_url, "print(6 * 7)\n")
     page.keyboard.press("Control+Enter")
     wait_output(page, EXERCISE, "42")
     assert _value(page) == "print(6 * 7)\n"  # Ctrl+Enter ran, and inserted no line
@@ -88,9 +93,7 @@ def test_esc_then_tab_leaves_the_editor_and_ctrl_enter_runs_it(chromium, site_ur
 
 
 def test_typed_work_survives_a_reload_and_comes_back_in_the_editor(chromium, site_url):
-    page = new_page(chromium, f"{site_url}/en/ppo/")
-    editor = _open_editor(page)
-    editor.focus()
+    page, _ = _focused_editor(chromium, site_url)
     page.keyboard.press("Control+End")
     page.keyboard.type("\nprint('mine')")
     key = f"rl-ops/cell/{EXERCISE}"

@@ -76,29 +76,35 @@ def test_length_term_peaks_at_15_letters():
     assert rising == sorted(rising)
 
 
-def test_diversity_term_is_distinct_over_total():
-    assert diversity_term("abc") == 1.0
-    assert diversity_term("aaaa") == 0.25
-    assert diversity_term("banana") == 0.5
-    assert diversity_term("") == 0.0
+# each term's value on a few words: diversity is distinct letters over letters, alternation the
+# share of vowel/consonant flips between neighbours, repeat the share of doubled neighbours
+TERM_VALUES = [
+    (diversity_term, "abc", 1.0),
+    (diversity_term, "aaaa", 0.25),
+    (diversity_term, "banana", 0.5),
+    (diversity_term, "", 0.0),
+    (alternation_term, "banana", 1.0),
+    (alternation_term, "strength", pytest.approx(2 / 7)),
+    (alternation_term, "aeiou", 0.0),
+    (alternation_term, "a", 0.0),
+    (repeat_penalty, "aaaa", 1.0),
+    (repeat_penalty, "book", pytest.approx(1 / 3)),
+    (repeat_penalty, "abab", 0.0),
+    (repeat_penalty, "a", 0.0),
+]
 
 
-def test_alternation_term_counts_vowel_consonant_flips():
-    assert alternation_term("banana") == 1.0
-    assert alternation_term("strength") == pytest.approx(2 / 7)
-    assert alternation_term("aeiou") == 0.0
-    assert alternation_term("a") == 0.0
+@pytest.mark.parametrize(
+    ("term", "word", "expected"),
+    TERM_VALUES,
+    ids=[f"{term.__name__}({word!r})" for term, word, _ in TERM_VALUES],
+)
+def test_term_value(term, word, expected):
+    assert term(word) == expected
 
 
 def test_short_penalty_ramps_below_five_letters():
     assert [short_penalty("a" * n) for n in range(7)] == [1.0, 0.8, 0.6, 0.4, 0.2, 0.0, 0.0]
-
-
-def test_repeat_penalty_counts_doubled_letters():
-    assert repeat_penalty("aaaa") == 1.0
-    assert repeat_penalty("book") == pytest.approx(1 / 3)
-    assert repeat_penalty("abab") == 0.0
-    assert repeat_penalty("a") == 0.0
 
 
 def test_score_is_the_documented_weighted_sum():

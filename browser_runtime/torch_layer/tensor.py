@@ -316,6 +316,17 @@ def _in_place(name: str, op: Callable[[Tensor, Any], Tensor]) -> Callable[..., A
     return _named(name, f"self = self {op.__name__.strip('_')} other, in place", method)
 
 
+def _reduction(name: str, func: Any) -> Callable[..., Any]:
+    """A reduction over ``dim`` (None: every axis) in NumPy's result dtype: the tensor's for
+    max and min, bool for all and any."""
+
+    def method(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+        axes = _normalize_dims(dim, self.ndim)
+        return Tensor._make(func(self._data, axis=axes, keepdims=keepdim))
+
+    return _named(name, f"{name}(self, dim=None, keepdim=False)", method)
+
+
 def _float_function(name: str, ufunc: Any) -> Callable[..., Any]:
     """A transcendental function: integers become the default float, then float64 and one
     rounding (``kernels.float_unary``: within 2 ulps of torch)."""
@@ -985,14 +996,6 @@ class Tensor:
         return TopkResult(Tensor._make(values.copy(order="C")),
                           Tensor._make(order.astype(np.int64, order="C")))
 
-    def amax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        axes = _normalize_dims(dim, self.ndim)
-        return Tensor._make(np.max(self._data, axis=axes, keepdims=keepdim))
-
-    def amin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        axes = _normalize_dims(dim, self.ndim)
-        return Tensor._make(np.min(self._data, axis=axes, keepdims=keepdim))
-
     def _arg(self, dim: Any, keepdim: bool, largest: bool) -> Tensor:
         if self.dtype is dtypes.bool_:
             name = "argmax" if largest else "argmin"
@@ -1011,14 +1014,6 @@ class Tensor:
 
     def argmin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         return self._arg(dim, keepdim, False)
-
-    def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        axes = _normalize_dims(dim, self.ndim)
-        return Tensor._make(np.all(self._data, axis=axes, keepdims=keepdim))
-
-    def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        axes = _normalize_dims(dim, self.ndim)
-        return Tensor._make(np.any(self._data, axis=axes, keepdims=keepdim))
 
     def cumsum(self, dim: int, *, dtype: dtype | None = None) -> Tensor:
         x = self._data if dtype is None else self._data.astype(dtype.np_dtype)
@@ -1237,6 +1232,12 @@ class Tensor:
     __ixor__ = _in_place("__ixor__", __xor__)
     mul_ = _in_place("mul_", __mul__)
     div_ = _in_place("div_", __truediv__)
+
+    # reductions over dim (None: every axis): max and min in the tensor's dtype, all/any as bool
+    amax = _reduction("amax", np.max)
+    amin = _reduction("amin", np.min)
+    all = _reduction("all", np.all)
+    any = _reduction("any", np.any)
 
     # float functions (integers become the default float): within 2 ulps of torch (see kernels)
     exp = _float_function("exp", np.exp)

@@ -54,6 +54,14 @@ async function settle(until = () => true) {
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
 }
 
+/** `job`'s outcome once it is over, after checking its final `state` and each of `fields`. */
+async function ended(job, state, fields = {}) {
+  const outcome = await job.done;
+  assert.equal(outcome.state, state);
+  for (const [key, value] of Object.entries(fields)) assert.deepEqual(outcome[key], value, key);
+  return outcome;
+}
+
 const runtimes = [];
 
 function runtime({ isolated = false } = {}) {
@@ -75,11 +83,17 @@ async function sent() {
   return { worker, msg: worker.jobs.at(-1) };
 }
 
+/** A Run job of `code` on a new runtime, once its worker has it: `msg` is what the worker got. */
+async function submitted(code, { isolated = false, limits = {} } = {}) {
+  const rt = runtime({ isolated });
+  const job = run(rt, code, limits);
+  const { worker, msg } = await sent();
+  return { rt, job, worker, msg };
+}
+
 /** A job of `code` on an isolated page (an interrupt buffer), acknowledged and running. */
 async function runningIsolated(code) {
-  const rt = runtime({ isolated: true });
-  const job = run(rt, code);
-  const { worker, msg } = await sent();
+  const { rt, job, worker, msg } = await submitted(code, { isolated: true });
   worker.send({ id: msg.id, type: "ack" });
   worker.send({ type: "progress", ready: true });
   worker.send({ id: msg.id, type: "started" });
@@ -170,9 +184,7 @@ describe("PythonRuntime", () => {
     await settle();
     assert.equal(first.state, "running");
     worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
-    const outcome = await first.done;
-    assert.equal(outcome.state, "done");
-    assert.equal(outcome.ok, true);
+    await ended(first, "done", { ok: true });
     assert.deepEqual(out, ["1\n"]);
     const next = await sent();
     assert.equal(next.msg.id, second.id);
@@ -188,22 +200,16 @@ describe("PythonRuntime", () => {
   });
 
   test("queued -> done with no code run (a syntax error found before loading)", async () => {
-    const rt = runtime();
-    const job = run(rt, "x = (");
-    const { worker, msg } = await sent();
+    const { job, worker, msg } = await submitted("x = (");
     worker.send({ id: msg.id, type: "ack" });
     worker.send({ id: msg.id, type: "done", outcome: { ok: false } });
-    assert.equal((await job.done).state, "done");
+    await ended(job, "done");
   });
 
   test("a failure the worker reports -> failed", async () => {
-    const rt = runtime();
-    const job = run(rt, "import numpy");
-    const { worker, msg } = await sent();
+    const { job, worker, msg } = await submitted("import numpy");
     worker.send({ id: msg.id, type: "done", outcome: { ok: false, failure: { kind: "load" } } });
-    const outcome = await job.done;
-    assert.equal(outcome.state, "failed");
-    assert.equal(outcome.failure.kind, "load");
+    assert.equal((await ended(job, "failed")).failure.kind, "load");
   });
 
   test("queued -> stopped: a job stopped before it is sent never reaches the worker", async () => {
@@ -211,7 +217,7 @@ describe("PythonRuntime", () => {
     const first = run(rt, "1");
     const second = run(rt, "2");
     rt.stop(second);
-    assert.equal((await second.done).state, "stopped");
+    await ended(second, "stopped");
     const { worker, msg } = await sent();
     worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
     await first.done;
@@ -223,15 +229,11 @@ describe("PythonRuntime", () => {
   });
 
   test("running -> stopped without isolation: the worker ends, the next job gets a new one", async () => {
-    const rt = runtime({ isolated: false });
-    const job = run(rt, "while True: pass");
-    const { worker, msg } = await sent();
+    const { rt, job, worker, msg } = await submitted("while True: pass");
     worker.send({ id: msg.id, type: "started" });
     await settle();
     rt.stop(job);
-    const outcome = await job.done;
-    assert.equal(outcome.state, "stopped");
-    assert.equal(outcome.restarted, true);
+    await ended(job, "stopped", { restarted: true });
     assert.equal(worker.terminated, true);
     run(rt, "print(1)");
     await sent();
@@ -240,9 +242,7 @@ describe("PythonRuntime", () => {
 
   test("running -> stopped with isolation: an interrupt, and the worker goes on", async () => {
     globalThis.SharedArrayBuffer ??= ArrayBuffer;
-    const rt = runtime({ isolated: true });
-    const job = run(rt, "while True: pass");
-    const { worker, msg } = await sent();
+    const { rt, job, worker, msg } = await submitted("while True: pass", { isolated: true });
     assert.ok(msg.interrupt instanceof Int32Array); // one interrupt buffer per job
     worker.send({ type: "progress", ready: true });
     worker.send({ id: msg.id, type: "started" });
@@ -250,9 +250,7 @@ describe("PythonRuntime", () => {
     rt.stop(job);
     assert.equal(msg.interrupt[0], 2); // SIGINT
     worker.send({ id: msg.id, type: "done", outcome: { ok: false } });
-    const outcome = await job.done;
-    assert.equal(outcome.state, "stopped");
-    assert.equal(outcome.interrupted, true);
+    await ended(job, "stopped", { interrupted: true });
     assert.equal(worker.terminated, false);
   });
 
@@ -261,8 +259,7 @@ describe("PythonRuntime", () => {
     const { rt, job, worker } = await runningIsolated("time.sleep(99)");
     rt.stop(job);
     mock.timers.tick(INTERRUPT_GRACE_MS);
-    const outcome = await job.done;
-    assert.equal(outcome.state, "stopped");
+    await ended(job, "stopped");
     assert.equal(worker.terminated, true);
   });
 
@@ -279,9 +276,7 @@ describe("PythonRuntime", () => {
     mock.timers.tick(SIGNAL_AGAIN_MS * 4);
     assert.equal(msg.interrupt[0], 0); // the site's own code runs now: left alone
     worker.send({ id: msg.id, type: "done", outcome: { ok: false } });
-    const outcome = await job.done;
-    assert.equal(outcome.state, "stopped");
-    assert.equal(outcome.interrupted, true);
+    await ended(job, "stopped", { interrupted: true });
   });
 
   test("the grace period covers the learner's code, not putting the interpreter back", async () => {
@@ -293,17 +288,13 @@ describe("PythonRuntime", () => {
     mock.timers.tick(INTERRUPT_GRACE_MS * 2); // a slow machine: restoring takes long
     assert.equal(worker.terminated, false);
     worker.send({ id: msg.id, type: "done", outcome: { ok: false } });
-    const outcome = await job.done;
-    assert.equal(outcome.state, "stopped");
-    assert.equal(outcome.restarted, undefined);
+    await ended(job, "stopped", { restarted: undefined });
     assert.equal(worker.terminated, false);
   });
 
   test("running -> timed-out: the limit counts from `started`", async () => {
     mock.timers.enable({ apis: ["setTimeout"] });
-    const rt = runtime();
-    const job = run(rt, "while True: pass", { limitMs: 1000 });
-    const { worker, msg } = await sent();
+    const { job, worker, msg } = await submitted("while True: pass", { limits: { limitMs: 1000 } });
     worker.send({ id: msg.id, type: "ack" });
     await settle();
     mock.timers.tick(5000); // loading takes long: no limit yet
@@ -313,7 +304,7 @@ describe("PythonRuntime", () => {
     mock.timers.tick(999);
     assert.equal(job.state, "running");
     mock.timers.tick(1);
-    assert.equal((await job.done).state, "timed-out");
+    await ended(job, "timed-out");
   });
 
   test("queued -> failed: a worker that never acknowledges is replaced", async () => {
@@ -322,16 +313,12 @@ describe("PythonRuntime", () => {
     const job = run(rt, "1");
     await sent();
     mock.timers.tick(5000);
-    const outcome = await job.done;
-    assert.equal(outcome.state, "failed");
-    assert.match(outcome.failure.message, /does not answer/);
+    assert.match((await ended(job, "failed")).failure.message, /does not answer/);
   });
 
   test("queued -> failed: a download silent for STALL_MS is a load failure", async () => {
     mock.timers.enable({ apis: ["setTimeout"] });
-    const rt = runtime();
-    const job = run(rt, "import numpy");
-    const { worker, msg } = await sent();
+    const { job, worker, msg } = await submitted("import numpy");
     worker.send({ id: msg.id, type: "ack" });
     await settle();
     mock.timers.tick(29000);
@@ -340,15 +327,11 @@ describe("PythonRuntime", () => {
     mock.timers.tick(29000);
     assert.equal(job.state, "queued");
     mock.timers.tick(1000);
-    const outcome = await job.done;
-    assert.equal(outcome.state, "failed");
-    assert.equal(outcome.failure.kind, "load");
+    assert.equal((await ended(job, "failed")).failure.kind, "load");
   });
 
   test("messages of a job that is over are ignored", async () => {
-    const rt = runtime();
-    const job = run(rt, "1");
-    const { worker, msg } = await sent();
+    const { job, worker, msg } = await submitted("1");
     worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
     await job.done;
     worker.send({ id: msg.id, type: "done", outcome: { ok: false, failure: { kind: "error" } } });
@@ -365,7 +348,7 @@ describe("PythonRuntime", () => {
     const job = run(rt, "sys.stdout.close()");
     const { worker, msg } = await sent();
     worker.send({ id: msg.id, type: "done", outcome: { ok: true }, restart: ["a standard stream was closed"] });
-    assert.equal((await job.done).state, "done");
+    await ended(job, "done");
     assert.equal(worker.terminated, true);
     assert.deepEqual(resets, [["a standard stream was closed"]]);
   });
@@ -377,7 +360,7 @@ describe("Stop in every state", () => {
   test("queued, before python.js is there: the job ends stopped, nothing is sent", async () => {
     const job = new Job("run", { code: "1", parts: [] });
     job.stop();
-    assert.equal((await job.done).state, "stopped");
+    await ended(job, "stopped");
     const rt = runtime();
     rt.submit(job); // python.js arrives after the Stop
     await settle();
@@ -385,15 +368,11 @@ describe("Stop in every state", () => {
   });
 
   test("queued and sent, while Python loads: the worker ends with it", async () => {
-    const rt = runtime({ isolated: true });
-    const job = run(rt, "1");
-    const { worker, msg } = await sent();
+    const { job, worker, msg } = await submitted("1", { isolated: true });
     worker.send({ id: msg.id, type: "ack" });
     await settle();
     job.stop();
-    const outcome = await job.done;
-    assert.equal(outcome.state, "stopped");
-    assert.equal(outcome.restarted, true);
+    await ended(job, "stopped", { restarted: true });
     assert.equal(worker.terminated, true);
   });
 
@@ -406,7 +385,7 @@ describe("Stop in every state", () => {
     job.stop();
     assert.equal(job.state, "stopping");
     mock.timers.tick(1); // the first Stop's grace period, not a new one
-    assert.equal((await job.done).state, "stopped");
+    await ended(job, "stopped");
     assert.equal(worker.terminated, true);
   });
 
@@ -418,14 +397,12 @@ describe("Stop in every state", () => {
     job.stop();
     assert.equal(job.state, "finishing");
     worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
-    assert.equal((await job.done).state, "done");
+    await ended(job, "done");
     assert.equal(worker.terminated, false);
   });
 
   test("over: a Stop after the end changes nothing", async () => {
-    const rt = runtime();
-    const job = run(rt, "1");
-    const { worker, msg } = await sent();
+    const { job, worker, msg } = await submitted("1");
     worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
     await job.done;
     job.stop();
@@ -435,16 +412,14 @@ describe("Stop in every state", () => {
 
   test("the time limit while stopping ends the job as stopped, as asked", async () => {
     mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
-    const rt = runtime({ isolated: true });
-    const job = run(rt, "while True: pass", { limitMs: 1000 });
-    const { worker, msg } = await sent();
+    const { job, worker, msg } = await submitted("while True: pass", { isolated: true, limits: { limitMs: 1000 } });
     worker.send({ type: "progress", ready: true });
     worker.send({ id: msg.id, type: "started" });
     await settle();
     job.stop();
     mock.timers.tick(1000); // the limit belonged to `running`: it ended with it
     worker.send({ id: msg.id, type: "done", outcome: { ok: false } });
-    assert.equal((await job.done).state, "stopped");
+    await ended(job, "stopped");
   });
 });
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import io
 import http.server
 import shutil
 import socketserver
@@ -61,6 +62,16 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     def send_head(self):
         if self.latency:
             time.sleep(self.latency)
+        path = Path(self.translate_path(self.path))
+        page_404 = Path(self.directory) / "404.html"
+        if not path.exists() and page_404.is_file():
+            # as GitHub Pages does: a missing path gets the site's 404 page, with status 404
+            body = page_404.read_bytes()
+            self.send_response(404)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            return io.BytesIO(body)
         return super().send_head()
 
     def copyfile(self, source, outputfile) -> None:

@@ -188,3 +188,21 @@ def test_words_a_page_says_find_that_page(page, site_url, lang):
                        "'.md-search-result__meta').textContent === idle", idle,
                        what=f"the idle line back after {word!r}")
     assert not missed, missed
+
+
+def test_a_missing_page_shows_the_404_page_without_errors_at_any_depth(page, site_url):
+    """The server answers a missing path with the site's 404 page, as GitHub Pages does; its
+    scripts run without an error (its rl-config `base` was "//", an invalid URL) and register
+    the service worker at the site's root."""
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: m.type == "error" and "404" not in m.text and errors.append(m.text))
+    for path in ("no-such-page/", "ppo/no/such/page/"):
+        response = page.goto(f"{site_url}/{path}")
+        assert response.status == 404
+        page.wait_for_load_state("networkidle")
+        assert page.locator("h1").first.inner_text() == "404 - Not found"
+        assert page.evaluate("JSON.parse(document.getElementById('rl-config').textContent).base") == "/"
+    assert not errors, errors
+    scope = page.evaluate("navigator.serviceWorker.ready.then((r) => r.scope)")
+    assert scope == f"{site_url}/"

@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import io
 import http.server
+import io
 import shutil
 import socketserver
 import sys

@@ -63,7 +63,8 @@ export function saveJSON(key, value) {
 export const STORAGE = {
   cell: "rl-ops/cell/", // a cell's work: {version, blanks, editor, editing} (runner.js); + "/previous"
   solved: "rl-ops/solved/", // {version} once the exercise passed Check (runner.js; progress.js reads)
-  drill: "rl-ops/drill/", // a drill's record: {best, attempts} (drill.js; progress.js reads)
+  drill: "rl-ops/drill/", // a drill's record: {version, best, attempts} (drill.js; progress.js reads);
+  // one of an older version is kept under + "/v/<version>" when the current one starts
   drillTyped: "rl-ops/drill/typed/", // what was typed into a drill's mask: {mask, answers}
   drillMisses: "rl-ops/drill/misses", // the one key: {token text: times missed}, every drill's
 };
@@ -78,6 +79,21 @@ export function siteConfig() {
 
 /** A plain object (not null, not an array). */
 export const isRecord = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A drill's record as stored: {version, best, attempts}, a count and a per cent. (A record
+ * without a version was written before records had one: it stands for the current version.) */
+export const validDrillRecord = (v) =>
+  isRecord(v) &&
+  (v.version === undefined || typeof v.version === "string") &&
+  Number.isSafeInteger(v.attempts) &&
+  v.attempts >= 0 &&
+  (v.best === null || (Number.isFinite(v.best) && v.best >= 0 && v.best <= 100));
+
+/** The drill record of `version` under `key`, or null (none, or one of another version). */
+export function drillRecord(key, version) {
+  const record = loadJSON(key, null, validDrillRecord);
+  return record && (record.version ?? version) === version ? record : null;
+}
 
 /**
  * Give every element under `root` that has `data-<key>` one `Widget`, once, now and on every page

@@ -6,7 +6,7 @@
 // and can be shared. Exact answers are decided here at once; other answers can be accepted "by
 // meaning" by the Python worker, loaded only then.
 
-import { el, isRecord, loadJSON, mountAll, STORAGE, saveJSON } from "./dom.js";
+import { drillRecord, el, isRecord, loadJSON, mountAll, STORAGE, saveJSON, validDrillRecord } from "./dom.js";
 import { strings } from "./i18n.js";
 import { start } from "./runtime.js";
 import { JobView } from "./view.js";
@@ -45,11 +45,9 @@ function pick(seed, candidates, m) {
 const normalise = (s) => s.trim().replace(/\s+/g, " ");
 
 // what the drill keeps in localStorage, checked whenever it is read (readJSON sets aside the rest)
-const count = (n) => Number.isInteger(n) && n >= 0;
+const count = (n) => Number.isSafeInteger(n) && n >= 0;
 const validMisses = (v) => isRecord(v) && Object.values(v).every(count);
 const missed = (misses, text) => (Object.hasOwn(misses, text) ? misses[text] : 0);
-const validRecord = (v) =>
-  isRecord(v) && count(v.attempts) && (v.best === null || (Number.isFinite(v.best) && v.best >= 0 && v.best <= 100));
 
 // ---- one drill -------------------------------------------------------------------------------
 
@@ -287,7 +285,7 @@ class Drill {
   }
 
   _showMeta() {
-    const record = loadJSON(STORAGE.drill + this.data.id, { best: null, attempts: 0 }, validRecord);
+    const record = drillRecord(STORAGE.drill + this.data.id, this.data.version) ?? { best: null, attempts: 0 };
     this.seedLine.replaceChildren();
     const seed = el("span", { class: "rl-drill-seed" }, this.t.drill.seed({ seed: this.seed.toString(16) }));
     const rec = el(
@@ -386,9 +384,13 @@ class Drill {
     });
     saveJSON(STORAGE.drillMisses, misses);
     const key = STORAGE.drill + this.data.id;
-    const record = loadJSON(key, { best: null, attempts: 0 }, validRecord);
+    const { version } = this.data;
+    const stored = loadJSON(key, null, validDrillRecord);
+    // an older version's record is kept aside, under its version, and this version's starts
+    if (stored?.version && stored.version !== version) saveJSON(`${key}/v/${stored.version}`, stored);
+    const record = drillRecord(key, version) ?? { best: null, attempts: 0 };
     const pct = Math.round((100 * results.filter(Boolean).length) / results.length);
-    saveJSON(key, { best: Math.max(record.best ?? 0, pct), attempts: record.attempts + 1 });
+    saveJSON(key, { version, best: Math.max(record.best ?? 0, pct), attempts: record.attempts + 1 });
     this._showMeta();
   }
 

@@ -1,15 +1,14 @@
 // The home page's progress table: per chapter, how many exercises passed Check in this browser
 // and the drills' best scores, all read from localStorage (nothing leaves the browser), with a
 // reset. Markup (written by the site build, `<!-- rl:progress -->`): <div data-progress><script
-// class="rl-progress-data">[{href, title, exercises: [{id, title}]}]</script></div>.
+// class="rl-progress-data">[{href, title, exercises: [{id, title, version}]}]</script></div>.
+// Only records of an exercise's current version count: older ones are kept, not counted.
 
-import { el, isRecord, loadJSON, mountAll, STORAGE, saveJSON } from "./dom.js";
+import { drillRecord, el, isRecord, loadJSON, mountAll, STORAGE, saveJSON } from "./dom.js";
 import { strings } from "./i18n.js";
 
-const drillBest = (id) => {
-  const record = loadJSON(STORAGE.drill + id, null, isRecord);
-  return Number.isFinite(record?.best) ? record.best : null;
-};
+const solved = ({ id, version }) => loadJSON(STORAGE.solved + id, null, isRecord)?.version === version;
+const drillBest = ({ id, version }) => drillRecord(STORAGE.drill + id, version)?.best ?? null;
 
 class Progress {
   constructor(root) {
@@ -33,20 +32,16 @@ class Progress {
     for (const h of [t.progress.chapter, t.progress.solved, t.progress.drill])
       head.append(el("th", { scope: "col" }, h));
     const rows = this.chapters.map((chapter) => {
-      const ids = chapter.exercises.map((e) => e.id);
-      const solved = ids.filter((id) => loadJSON(STORAGE.solved + id, null, isRecord)).length;
-      const bests = ids.map(drillBest).filter((b) => b !== null);
+      const n = chapter.exercises.length;
+      const passed = chapter.exercises.filter(solved).length;
+      const bests = chapter.exercises.map(drillBest).filter((b) => b !== null);
       const drills = bests.length
-        ? t.progress.drillBest({ best: Math.max(...bests), tried: bests.length, total: ids.length })
+        ? t.progress.drillBest({ best: Math.max(...bests), tried: bests.length, total: n })
         : "—";
       const row = el("tr", { "data-chapter": chapter.href });
       const name = el("td");
       name.append(el("a", { href: chapter.href }, chapter.title));
-      row.append(
-        name,
-        el("td", { "data-solved": "" }, `${solved} / ${ids.length}`),
-        el("td", { "data-drills": "" }, drills),
-      );
+      row.append(name, el("td", { "data-solved": "" }, `${passed} / ${n}`), el("td", { "data-drills": "" }, drills));
       return row;
     });
     this.table.replaceChildren(head, ...rows);

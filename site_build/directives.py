@@ -226,6 +226,6 @@ def drills_markdown(lessons: list[Lesson], lang: str) -> str:
             line for line in lesson.exercise(blanked=False).split("\n")
             if line.startswith(("import ", "from "))
         )
-        drill = drill_html(lesson.id, lesson.drill_code, imports)
+        drill = drill_html(lesson.id, lesson.drill_code, imports, lesson.version)
         blocks.append(f"### {lesson.manifest.title[lang]}\n\n{drill}")
     return "\n".join(blocks)

@@ -115,15 +115,17 @@ def highlighted(code: str, marks: list[Slot]) -> str:
 SHIPPED = ("text", "start", "end", "line", "extended")
 
 
-def drill_html(exercise_id: str, code: str, imports: str) -> str:
+def drill_html(exercise_id: str, code: str, imports: str, version: str = "") -> str:
     """The drill's markup: data for the widget, then the highlighted code it masks in place.
 
     The data is the program: Check by meaning runs ``imports`` then ``code`` with one slot's text
     replaced by the learner's (offsets count characters; the drill code is ASCII and Greek, one
-    UTF-16 unit each, as JavaScript counts them)."""
+    UTF-16 unit each, as JavaScript counts them). ``version``: the lesson's, which the drill's
+    record carries (a record of an older version is kept, not shown or counted)."""
     marks = slots(code)
     data = {
         "id": exercise_id,
+        "version": version,
         "imports": imports,
         "code": code,
         "slots": [{k: v for k, v in asdict(s).items() if k in SHIPPED} for s in marks],

@@ -370,7 +370,8 @@ def progress_widget(chapters: list[Chapter], lang: str) -> str:
     which reads what this browser solved."""
     data = [
         {"href": f"{chapter.folder}/", "title": chapter.titles[lang],
-         "exercises": [{"id": lesson.id, "title": lesson.manifest.title[lang]}
+         "exercises": [{"id": lesson.id, "title": lesson.manifest.title[lang],
+                        "version": lesson.version}
                        for lesson in chapter.lessons]}
         for chapter in chapters
     ]

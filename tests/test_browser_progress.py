@@ -51,11 +51,46 @@ def test_a_passed_check_and_a_drill_score_show_on_the_home_page_until_reset(chro
 
 def test_reset_asks_first_and_a_no_keeps_everything(chromium, site_url):
     page = new_page(chromium, f"{site_url}/en/")
-    page.evaluate("localStorage.setItem('rl-ops/solved/grpo/rloo_advantages', "
-                  "JSON.stringify({version: 'x'}))")
+    version = LESSONS["grpo/rloo_advantages"].version
+    page.evaluate("v => localStorage.setItem('rl-ops/solved/grpo/rloo_advantages', "
+                  "JSON.stringify({version: v}))", version)
     page.reload()
     assert _row(page, "grpo")[0].startswith("1 / ")
     page.once("dialog", lambda dialog: dialog.dismiss())
     page.locator("[data-action='reset-progress']").click()
     assert _row(page, "grpo")[0].startswith("1 / ")
+    page.context.close()
+
+
+def test_records_of_an_older_version_are_kept_but_not_counted_nor_shown(chromium, site_url):
+    """A pass or a drill record of an exercise's older version does not count on the home page
+    and is not the drill's record; a record whose count is no safe integer (1e308) is set aside,
+    not shown; a new attempt keeps the older version's record under its version."""
+    page = new_page(chromium, f"{site_url}/en/")
+    n_ppo = sum(1 for ex in LESSONS if ex.startswith("ppo/"))
+    current = LESSONS["ppo/compute_gae"].version
+    page.evaluate("""(v) => {
+        const old = JSON.stringify({version: 'old'});
+        localStorage.setItem('rl-ops/solved/ppo/compute_gae', old);
+        localStorage.setItem('rl-ops/solved/ppo/importance_ratio', old);
+        localStorage.setItem('rl-ops/drill/ppo/compute_gae',
+                             JSON.stringify({version: 'old', best: 90, attempts: 3}));
+        localStorage.setItem('rl-ops/drill/ppo/importance_ratio',
+                             JSON.stringify({version: v, best: 1, attempts: 1e308}));
+    }""", current)
+    page.reload()
+    assert _row(page, "ppo") == (f"0 / {n_ppo}", "—")
+    page.goto(f"{site_url}/en/ppo/")
+    for exercise in ("ppo/compute_gae", "ppo/importance_ratio"):  # older; an absurd count
+        meta = page.locator(f"[data-drill='{exercise}'] .rl-drill-meta").inner_text()
+        assert "No attempts yet" in meta, (exercise, meta)
+    # one attempt (empty answers, all wrong) on compute_gae's drill: a record of this version
+    drill = page.locator("[data-drill='ppo/compute_gae']")
+    drill.locator("[data-action='check']").click()
+    assert "Best 0% · 1 attempt" in drill.locator(".rl-drill-meta").inner_text()
+    stored = page.evaluate("""() => [localStorage.getItem('rl-ops/drill/ppo/compute_gae'),
+        localStorage.getItem('rl-ops/drill/ppo/compute_gae/v/old')].map(JSON.parse)""")
+    assert stored == [{"version": current, "best": 0, "attempts": 1},
+                      {"version": "old", "best": 90, "attempts": 3}]
+    assert not page.errors and not page.foreign, (page.errors, page.foreign)
     page.context.close()

@@ -168,19 +168,26 @@ def learner_outputs(exercise: str | Exercise, code: str, parts: list[dict] | Non
 
     Returns ``(outputs, error, shrunk)``: one entry per case, what the call returned or a
     :class:`Raised` message, and the smallest failing case found (:func:`shrink`) or None; or
-    ``([], error, None)`` when the code does not even define the function.
+    ``([], error, None)`` when the code does not even define the function, or when anything
+    raised once it ran: a ``KeyboardInterrupt`` of the learner's own (a Stop ends the job as
+    stopped whatever this returns), or what the learner's code changed (a patched ``numpy``
+    that breaks drawing the inputs). Those are the learner's errors, shown as theirs, never
+    the site's.
     """
     ex = get(exercise)
-    fn, error = define(code, ex.function, parts)
-    if error:
-        return [], error, None
-    outputs = [_call(fn, ex.inputs(seed, case), code, parts) for case in range(cases)]
-    shrunk = None
-    for case, raw in enumerate(outputs):
-        inputs = ex.inputs(seed, case)
-        if _wrong(raw, _want(ex, inputs), ex):
-            shrunk = (case, *shrink(ex, inputs, raw, lambda x: _call(fn, x, code, parts)))
-            break
+    try:
+        fn, error = define(code, ex.function, parts)
+        if error:
+            return [], error, None
+        outputs = [_call(fn, ex.inputs(seed, case), code, parts) for case in range(cases)]
+        shrunk = None
+        for case, raw in enumerate(outputs):
+            inputs = ex.inputs(seed, case)
+            if _wrong(raw, _want(ex, inputs), ex):
+                shrunk = (case, *shrink(ex, inputs, raw, lambda x: _call(fn, x, code, parts)))
+                break
+    except BaseException as err:
+        return [], format_exception(err, code, parts_from(parts, code)), None
     return outputs, None, shrunk
 
 
@@ -295,8 +302,9 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
     """Phase 3 (after the interpreter was put back): the references, compared with the
     learner's outputs of phase 1.
 
-    Returns ``{"total", "passed", "failures": [{"case", "shrunk", "inputs", "expected", "got",
-    "reason"}], "error"}`` (``reason``: a code with its values, :func:`_differs`); one failure
+    Returns ``{"total", "passed", "seed", "failures": [{"case", "shrunk", "inputs", "expected",
+    "got", "reason"}], "error"}`` (``seed``: the inputs', which reproduce them;
+    ``reason``: a code with its values, :func:`_differs`); one failure
     is described: the smallest failing case phase 1 found, if the reference confirms it, else
     the first failing case as drawn.
     """
@@ -304,7 +312,7 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
         phase1 = ([], "the code could not run")
     outputs, error, shrunk = (*phase1, None)[:3]
     error = error if type(error) is str else None if error is None else "the code could not run"
-    result: dict = {"total": cases, "passed": 0, "failures": [], "error": error}
+    result: dict = {"total": cases, "passed": 0, "seed": seed, "failures": [], "error": error}
     if error:
         return result
     ex = get(exercise)

@@ -412,7 +412,7 @@ class Cell {
         .map(([k, v]) => `  ${k} = ${String(v).replaceAll("\n", "\n    ")}`)
         .join("\n");
       this.output.write(
-        `\n${(f.shrunk ? t.checkShrunk : t.checkCase)({ case: f.case })}\n${t.inputs}:\n${inputs}\n` +
+        `\n${(f.shrunk ? t.checkShrunk : t.checkCase)({ case: f.case, seed: result.seed })}\n${t.inputs}:\n${inputs}\n` +
           `${t.expected}: ${f.expected}\n` +
           (f.got ? `${t.got}: ${f.got}\n` : "") +
           `${t.reason}: ${reasonText(f.reason, t)}\n`,

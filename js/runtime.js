@@ -32,9 +32,12 @@ function python() {
 
 /**
  * A new job of `kind` ("run": {code, parts}; "check": {exercise, code, parts}; "demo": {config}),
- * handed to the runtime as soon as it is there. `limits` overrides LIMITS[kind].
+ * handed to the runtime as soon as it is there. `limits` overrides LIMITS[kind]. Every Check
+ * draws its inputs from a fresh seed (a table of one seed's answers passes nothing); its result
+ * says which, so a failing case can be drawn again.
  */
 export function start(kind, payload, limits = {}) {
+  if (kind === "check") payload = { ...payload, seed: crypto.getRandomValues(new Uint32Array(1))[0] };
   const job = new Job(kind, payload, { ...LIMITS[kind], ...limits });
   python().then(
     (rt) => rt.submit(job),

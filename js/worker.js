@@ -6,6 +6,7 @@
 // global scope (`import js`), so a message it posts (a forged "done") never reaches the page.
 //
 //   page -> worker  {id, kind: "load"|"run"|"check"|"demo", ...payload, interrupt?}
+//                   (check: {exercise, code, parts, seed}, the seed a 32-bit unsigned integer)
 //   worker -> page  {id, type: "ack"}                          the job arrived (the worker is alive)
 //                   {type: "progress", stage, loaded, total}   what is being fetched
 //                   {id, type: "started"}                      Python is loaded, the job's code runs
@@ -349,11 +350,13 @@ async function execute(msg, output) {
       // the learner's code runs first; the verdict after the interpreter is put back, so
       // nothing the learner changed (numpy, the checker) takes part in it
       py.setStdout({ write: (b) => b.length }); // a learner's prints are not the verdict's
-      const outputs = trusted.check.learner_outputs(msg.exercise, msg.code, py.toPy(msg.parts ?? []));
+      const seed = Number.isInteger(msg.seed) && msg.seed >= 0 && msg.seed < 2 ** 32 ? msg.seed : 0;
+      const learner = trusted.check.learner_outputs;
+      const outputs = learner.callKwargs(msg.exercise, msg.code, py.toPy(msg.parts ?? []), { seed });
       jobRunning = false;
       const problems = restoreInterpreter();
       if (problems.length) throw new Error(`the interpreter could not be put back: ${problems.join("; ")}`);
-      const result = trusted.check.verdict(msg.exercise, outputs);
+      const result = trusted.check.verdict.callKwargs(msg.exercise, outputs, { seed });
       outputs.destroy();
       const plain = result.toJs(dict);
       result.destroy();

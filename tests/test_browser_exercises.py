@@ -10,10 +10,14 @@ language and lesson folder is shared by its exercises, so Python loads once per 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from browser_runtime.check import check
+
 from .browser import describe, new_page, wait_until
-from .conftest import LESSONS
+from .conftest import EXERCISES, LESSONS
 from .golden import golden_path
 
 TIMEOUT = 120_000  # ms: a cold Pyodide start with numpy, on a loaded two-core machine
@@ -100,3 +104,13 @@ def test_exercise_runs_to_its_expected_output_and_check_tells_right_from_wrong(
     assert f"{first_input} = " in out
     assert ("values differ" if lang == "en" else "数值不同") in out  # why, in the page's language
     assert ("Smallest failing input" if lang == "en" else "最小的失败输入") in out
+    # the inputs come from a fresh seed, named with the case: drawn again from that seed (under
+    # CPython, real torch), the same case fails first
+    if lang == "en":
+        case, seed = re.search(r"shrunk from random case (\d+) of seed (\d+)\)", out).groups()
+    else:
+        seed, case = re.search(r"由种子 (\d+) 的第 (\d+) 组随机输入缩小而来", out).groups()
+    wrong = [*answers[:-1], f"({one_line(answers[-1])}) * 1.5"]
+    code = re.sub("_____", lambda _: wrong.pop(0), lesson.exercise(blanked=True))
+    again = check(EXERCISES[exercise_id], code, seed=int(seed))
+    assert again["seed"] == int(seed) and again["failures"][0]["case"] == int(case)

@@ -243,6 +243,23 @@ def test_sys_exit_with_a_status_is_said(page):
     assert "before" in out and "SystemExit: 3" in out
 
 
+@pytest.mark.parametrize("code", [
+    "def importance_ratio(*args):\n    raise KeyboardInterrupt\n",
+    "import browser_runtime.exercises as e\ne.Draw = None\n"
+    "def importance_ratio(*args):\n    return args[0]\n",
+], ids=["its own KeyboardInterrupt", "a patch that breaks drawing the inputs"])
+def test_what_the_learners_code_does_to_check_is_named_as_theirs(page, code):
+    """Check's failure that the learner's code caused is their error (their traceback, "The code
+    raised an error"), never "the site's own code raised an error"."""
+    edit(page, A, code)
+    out = press(page, A, "check")
+    status = cell(page, A).locator(".rl-status").text_content()
+    assert status == "The code raised an error", (status, out)
+    assert "site's own code" not in out
+    assert ("KeyboardInterrupt" if "raise" in code else "TypeError") in out.splitlines()[-1]
+    assert run(page, A, "print('alive')\n").strip() == "alive"
+
+
 def test_stop_on_a_queued_run_cancels_only_it(page):
     page.eval_on_selector(f"[data-runner='{A}']", "el => el.dataset.timeout = '4'")
     run(page, A, "print('warm')\n")

@@ -163,6 +163,56 @@ def test_check_reports_a_syntax_error_instead_of_cases():
     assert result["passed"] == 0 and "SyntaxError" in result["error"]
 
 
+def test_a_keyboard_interrupt_of_the_learners_own_is_their_error_in_their_terms():
+    """Check does not end in the site's error: the learner's KeyboardInterrupt (no Stop was
+    pressed: a Stop ends the job as stopped, whatever Check returns) is reported as theirs."""
+    code = "def importance_ratio(*args):\n    raise KeyboardInterrupt\n"
+    result = check(EXERCISES["ppo/importance_ratio"], code)
+    assert result["passed"] == 0 and not result["failures"]
+    assert result["error"].splitlines()[-1] == "KeyboardInterrupt"
+    assert "cell, line 2, in importance_ratio" in result["error"]
+
+
+def test_what_the_learners_code_changed_that_breaks_check_is_their_error():
+    """A patch that breaks drawing the inputs (the learner's code ran first) is reported as the
+    learner's error, with the exception, not raised out of Check as the site's."""
+    import browser_runtime.exercises as exercises
+
+    draw = exercises.Draw
+    code = ("import browser_runtime.exercises as e\ne.Draw = None\n"
+            "def importance_ratio(*args):\n    return args[0]\n")
+    try:
+        result = check(EXERCISES["ppo/importance_ratio"], code)
+    finally:
+        exercises.Draw = draw
+    assert result["passed"] == 0 and "TypeError" in result["error"]
+
+
+def test_check_draws_from_the_seed_it_is_given_so_a_table_of_one_seeds_answers_fails():
+    """The page gives every Check a fresh seed: a "function" that looks its answers up in a
+    table of seed 0's cases passes Check at seed 0 only; the result names the seed."""
+    import rl_ops_numpy
+
+    ex = EXERCISES["ppo/importance_ratio"]
+    table = {}
+    for case in range(36):
+        inputs = ex.inputs(0, case)
+        key = inputs["new_logprobs"].tobytes()
+        table[key] = rl_ops_numpy.importance_ratio(**inputs)
+    code = ("import torch\nTABLE = TABLE_FROM_TEST\n"
+            "def importance_ratio(new_logprobs, old_logprobs, mask):\n"
+            "    return torch.tensor(TABLE.get(new_logprobs.numpy().tobytes(), 0.0))\n")
+    import builtins
+    builtins.TABLE_FROM_TEST = table
+    try:
+        at_zero = check(ex, code, seed=0)
+        fresh = check(ex, code, seed=12345)
+    finally:
+        del builtins.TABLE_FROM_TEST
+    assert at_zero["passed"] == at_zero["total"] and at_zero["seed"] == 0
+    assert fresh["passed"] < fresh["total"] and fresh["seed"] == 12345
+
+
 # ---- the same code paths under the NumPy torch layer, as the browser runs them ----------------
 
 

@@ -10,6 +10,14 @@ export function el(tag, attrs = {}, text = "") {
   return node;
 }
 
+let config = null;
+
+/** The site's configuration, as the build wrote it into <script id="rl-config"> (overrides/main.html). */
+export function siteConfig() {
+  config ??= JSON.parse(document.getElementById("rl-config")?.textContent || "{}");
+  return config;
+}
+
 // ---- storage ---------------------------------------------------------------------------------
 
 /**
@@ -59,23 +67,35 @@ export function saveJSON(key, value) {
   }
 }
 
+// Each site's keys apart: a site at the origin's root keeps "rl-ops/", one under a path
+// ("/proj/", a GitHub Pages project site) "rl-ops@/proj/", so that two sites on one origin never
+// read or overwrite each other's work. Such a site copies, once, what it kept under "rl-ops/"
+// before its keys had its path (nothing is lost; the copy is left where it was).
+const LEGACY = "rl-ops/";
+const SITE_PATH = new URL(siteConfig().base ?? "./", location.href).pathname;
+const PREFIX = SITE_PATH === "/" ? LEGACY : `rl-ops@${SITE_PATH}`;
+try {
+  if (PREFIX !== LEGACY && localStorage.getItem(`${PREFIX}copied`) === null) {
+    for (const key of Object.keys(localStorage).filter((k) => k.startsWith(LEGACY))) {
+      if (localStorage.getItem(PREFIX + key.slice(LEGACY.length)) === null) {
+        localStorage.setItem(PREFIX + key.slice(LEGACY.length), localStorage.getItem(key));
+      }
+    }
+    localStorage.setItem(`${PREFIX}copied`, "1");
+  }
+} catch {
+  /* storage disabled or full: the widgets say so when they save */
+}
+
 /** Every localStorage key the site writes, by its prefix (+ exercise id, unless said otherwise). */
 export const STORAGE = {
-  cell: "rl-ops/cell/", // a cell's work: {version, blanks, editor, editing} (runner.js); + "/previous"
-  solved: "rl-ops/solved/", // {version} once the exercise passed Check (runner.js; progress.js reads)
-  drill: "rl-ops/drill/", // a drill's record: {version, best, attempts} (drill.js; progress.js reads);
+  cell: `${PREFIX}cell/`, // a cell's work: {version, blanks, editor, editing} (runner.js); + "/previous"
+  solved: `${PREFIX}solved/`, // {version} once the exercise passed Check (runner.js; progress.js reads)
+  drill: `${PREFIX}drill/`, // a drill's record: {version, best, attempts} (drill.js; progress.js reads);
   // one of an older version is kept under + "/v/<version>" when the current one starts
-  drillTyped: "rl-ops/drill/typed/", // what was typed into a drill's mask: {mask, answers}
-  drillMisses: "rl-ops/drill/misses", // the one key: {token text: times missed}, every drill's
+  drillTyped: `${PREFIX}drill/typed/`, // what was typed into a drill's mask: {mask, answers}
+  drillMisses: `${PREFIX}drill/misses`, // the one key: {token text: times missed}, every drill's
 };
-
-let config = null;
-
-/** The site's configuration, as the build wrote it into <script id="rl-config"> (overrides/main.html). */
-export function siteConfig() {
-  config ??= JSON.parse(document.getElementById("rl-config")?.textContent || "{}");
-  return config;
-}
 
 /** A plain object (not null, not an array). */
 export const isRecord = (v) => typeof v === "object" && v !== null && !Array.isArray(v);

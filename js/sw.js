@@ -1,23 +1,30 @@
 // The service worker: the site keeps working offline once visited, and is never stale online.
 //
 // The build writes this file to the site's root as sw.js, with BUILD (a hash of every file the
-// build wrote), RUNTIME (a hash of the Python runtime's files), RUNTIME_PATHS (their folders) and
-// PRECACHE (what search needs) filled in; a new deploy changes BUILD, so browsers install the new worker, which deletes the
-// old caches.
+// build wrote), RUNTIME (a hash of the Python runtime's files), HASHES (each runtime file's),
+// RUNTIME_PATHS (their folders) and PRECACHE (what search needs) filled in; a new deploy changes
+// BUILD, so browsers install the new worker.
 //
-// - The Python runtime (assets/pyodide/, assets/wheels/): cache first. It is large and only
-//   changes with RUNTIME, whose cache outlives deploys that leave it alone.
+// - The Python runtime (assets/pyodide/, assets/wheels/): cache first, and only files that match
+//   the build's hashes. It is large and only changes with RUNTIME, whose cache outlives deploys
+//   that leave it alone; a new RUNTIME's worker deletes the old one.
 // - Everything else of this site (pages, CSS, JS, search index): network first, the cached copy
-//   when the network fails, so a page is fresh whenever the network answers.
+//   when the network fails, so a page is fresh whenever the network answers. That cache outlives
+//   deploys: a page visited before one is still there offline after it.
 // - Other hosts: not touched.
 
+// biome-ignore lint/correctness/noUnusedVariables: its bytes change with every deploy, which makes browsers install the new worker
 const BUILD = "__BUILD__";
 const RUNTIME = "__RUNTIME__";
 const PRECACHE = ["__PRECACHE__"];
-const SITE_CACHE = `rl-site-${BUILD}`;
-const RUNTIME_CACHE = `rl-runtime-${RUNTIME}`;
+const HASHES = { __RUNTIME_HASHES__: "" }; // each runtime file's SHA-256, by its path in the site
 const SCOPE = new URL("./", self.location).href;
 const RUNTIME_PATHS = ["__RUNTIME_FOLDERS__"].map((p) => SCOPE + p);
+// the caches are this site's, by its path: two sites on one origin never touch each other's
+const OURS = `rl:${new URL(SCOPE).pathname}:`;
+const SITE_CACHE = `${OURS}site`; // across deploys: the pages visited stay available offline
+const RUNTIME_CACHE = `${OURS}runtime-${RUNTIME}`;
+const LEGACY = /^rl-(site|runtime)-[0-9a-f]{16}$/; // the names before they had the site's path
 
 self.addEventListener("install", (event) => {
   // search's index and scripts, fetched by its worker where this one cannot see them
@@ -34,21 +41,46 @@ self.addEventListener("activate", (event) => {
   event.waitUntil(
     (async () => {
       for (const name of await caches.keys()) {
-        if (name.startsWith("rl-") && name !== SITE_CACHE && name !== RUNTIME_CACHE) {
-          await caches.delete(name);
-        }
+        if (name.startsWith(OURS) && name !== SITE_CACHE && name !== RUNTIME_CACHE) await caches.delete(name);
+        if (LEGACY.test(name)) await adoptLegacy(name);
       }
       await self.clients.claim();
     })(),
   );
 });
 
+/** A cache of the names before this site's path was in them: its pages under this scope move
+ * into the site cache (its runtime files were never verified: they are dropped), the rest stays
+ * for the site it belongs to; an emptied cache goes. */
+async function adoptLegacy(name) {
+  const legacy = await caches.open(name);
+  const site = await caches.open(SITE_CACHE);
+  for (const request of await legacy.keys()) {
+    if (!request.url.startsWith(SCOPE)) continue;
+    if (name.startsWith("rl-site-") && !(await site.match(request)))
+      await site.put(request, await legacy.match(request));
+    await legacy.delete(request);
+  }
+  if (!(await legacy.keys()).length) await caches.delete(name);
+}
+
+/** Whether `response`'s bytes are those the build wrote for `url` (HASHES). */
+async function verified(url, response) {
+  const path = url.split("?")[0].slice(SCOPE.length);
+  const digest = await crypto.subtle.digest("SHA-256", await response.clone().arrayBuffer());
+  const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return HASHES[path] === hex;
+}
+
+/** The runtime: from the cache, which holds only files verified against the build's hashes.
+ * A miss is fetched past the browser's HTTP cache (a host may keep an older deploy's file there
+ * for minutes), verified, and only then cached; what fails to verify is served, never kept. */
 async function cacheFirst(request) {
   const cache = await caches.open(RUNTIME_CACHE);
   const hit = await cache.match(request);
   if (hit) return hit;
-  const response = await fetch(request);
-  if (response.ok) await cache.put(request, response.clone());
+  const response = await fetch(request, { cache: "no-cache" });
+  if (response.ok && (await verified(request.url, response))) await cache.put(request, response.clone());
   return response;
 }
 

@@ -42,6 +42,8 @@ FLAGS = [
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
     extra_headers: ClassVar[dict[str, str]] = {}
+    # more copies of a site under a path each ("/b/": a folder), beside the one at the root
+    mounts: ClassVar[dict[str, str]] = {}
     # a network to emulate (for benchmarks): round-trip latency and bandwidth
     latency: ClassVar[float] = 0.0  # seconds before each response
     bytes_per_second: ClassVar[float] = 0.0  # 0: as fast as the machine goes
@@ -59,11 +61,24 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.send_header(name, value)
         super().end_headers()
 
+    def translate_path(self, path: str) -> str:
+        for prefix, folder in self.mounts.items():
+            if path.startswith(prefix):
+                root = self.directory
+                self.directory = folder
+                try:
+                    return super().translate_path("/" + path[len(prefix):])
+                finally:
+                    self.directory = root
+        return super().translate_path(path)
+
     def send_head(self):
         if self.latency:
             time.sleep(self.latency)
         path = Path(self.translate_path(self.path))
-        page_404 = Path(self.directory) / "404.html"
+        site = next((f for p, f in self.mounts.items() if self.path.startswith(p)),
+                    self.directory)
+        page_404 = Path(site) / "404.html"
         if not path.exists() and page_404.is_file():
             # as GitHub Pages does: a missing path gets the site's 404 page, with status 404
             body = page_404.read_bytes()
@@ -106,11 +121,15 @@ def serve(
     *,
     latency: float = 0.0,
     mbit_per_second: float = 0.0,
+    mounts: dict[str, Path] | None = None,
 ) -> Iterator[str]:
     """Serve ``directory`` on 127.0.0.1 (a free port), with extra ``headers``; yield the URL.
-    ``latency`` (s) and ``mbit_per_second`` emulate a network, for benchmarks."""
+    ``latency`` (s) and ``mbit_per_second`` emulate a network, for benchmarks. ``mounts``
+    serves more folders under paths of the same origin (``{"/b/": site}``: two copies of a
+    site, as two GitHub Pages project sites of one user are)."""
     handler_class = type("Handler", (_Handler,), {
         "extra_headers": headers or {},
+        "mounts": {prefix: str(folder) for prefix, folder in (mounts or {}).items()},
         "latency": latency,
         "bytes_per_second": mbit_per_second * 1e6 / 8,
     })

@@ -1,10 +1,11 @@
 """The service worker (``js/sw.js``), versioned by the build that wrote the site.
 
 ``write`` fills its placeholders: ``__BUILD__`` hashes every file of the site (a new build
-replaces the cached pages), ``__RUNTIME__`` the Python runtime's files alone (Pyodide and the
-wheel stay cached across builds that do not change them), ``["__RUNTIME_FOLDERS__"]`` names
-their folders, and ``["__PRECACHE__"]`` lists what search needs offline (its worker fetches it
-before the service worker can see the request).
+installs a new worker), ``__RUNTIME__`` the Python runtime's files alone (Pyodide and the
+wheel stay cached across builds that do not change them), ``{ __RUNTIME_HASHES__: "" }`` holds
+each runtime file's SHA-256 (the worker caches only files that match), ``["__RUNTIME_FOLDERS__"]``
+names their folders, and ``["__PRECACHE__"]`` lists what search needs offline (its worker fetches
+it before the service worker can see the request).
 """
 
 from __future__ import annotations
@@ -44,6 +45,15 @@ def search_files(site: Path) -> list[str]:
     return [f for f in files if (site / f).exists()]
 
 
+def runtime_hashes(site: Path) -> dict[str, str]:
+    """Each runtime file's SHA-256 (hex), by its path in the site: what sw.js verifies."""
+    return {
+        path.relative_to(site).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for folder in RUNTIME_FOLDERS if (site / folder).is_dir()
+        for path in sorted((site / folder).rglob("*")) if path.is_file()
+    }
+
+
 def write(site: Path, template: Path) -> None:
     """Write ``template`` (js/sw.js) to ``site/sw.js`` with its placeholders filled."""
     sw = site / "sw.js"
@@ -54,5 +64,6 @@ def write(site: Path, template: Path) -> None:
     text = template.read_text(encoding="utf-8")
     text = text.replace("__RUNTIME__", runtime.hexdigest()[:16])
     text = text.replace('["__RUNTIME_FOLDERS__"]', json.dumps([f"{f}/" for f in RUNTIME_FOLDERS]))
+    text = text.replace('{ __RUNTIME_HASHES__: "" }', json.dumps(runtime_hashes(site)))
     text = text.replace('["__PRECACHE__"]', json.dumps(search_files(site)))
     sw.write_text(text.replace("__BUILD__", _tree_digest(site, skip=sw)), encoding="utf-8")

@@ -8,7 +8,7 @@
 
 import { drillRecord, el, isRecord, loadJSON, mountAll, STORAGE, saveJSON, validDrillRecord } from "./dom.js";
 import { strings } from "./i18n.js";
-import { start } from "./runtime.js";
+import { LIMITS, start } from "./runtime.js";
 import { JobView } from "./view.js";
 
 const RATIOS = [0.1, 0.15, 0.2, 0.3, 0.5];
@@ -323,10 +323,15 @@ class Drill {
     if (!wrong.length) return this._record(results);
     // answers that differ in text may still mean the same: ask Python, one answer at a time
     const equivalent = new Set();
+    const looping = [];
     for (const input of wrong) {
       const job = start("check", { exercise: this.data.id, code: this._program(input), parts: null });
       const outcome = await this.view.follow(job, { labels: { queued: t.drill.asking, running: t.drill.asking } });
       if (outcome === null) return; // the learner moved on to another mask meanwhile
+      if (outcome.state === "timed-out") {
+        looping.push(input); // an answer that never ends means nothing the same
+        continue;
+      }
       if (outcome.state !== "done") {
         this.note.textContent = t.drill.noPython;
         return this._record(results);
@@ -337,9 +342,12 @@ class Drill {
     const final = this.inputs.map((input, k) => results[k] || equivalent.has(input));
     this._record(final);
     this._mark(final, equivalent);
-    this.note.textContent = equivalent.size
-      ? t.drill.equivalent({ answers: [...equivalent].map((i) => i.value.trim()).join(t.listSeparator) })
-      : t.drill.notEquivalent;
+    const answers = (inputs) => inputs.map((i) => i.value.trim()).join(t.listSeparator);
+    const said = [];
+    if (equivalent.size) said.push(t.drill.equivalent({ answers: answers([...equivalent]) }));
+    else if (looping.length < wrong.length) said.push(t.drill.notEquivalent);
+    if (looping.length) said.push(t.drill.looping({ answers: answers(looping), seconds: LIMITS.check.limitMs / 1000 }));
+    this.note.textContent = said.join(" ");
   }
 
   /** The program the build shipped, with `input`'s slot holding the learner's text. */

@@ -266,7 +266,8 @@ def test_records_attempts_and_best_score(page):
 
 
 def test_python_decides_answers_that_differ_in_text(chromium, site_url):
-    """With the page's real Python: "1 / 2" for 0.5 means the same (accepted), "0.6" does not."""
+    """With the page's real Python: "1 / 2" for 0.5 means the same (accepted), "0.6" does not,
+    and an answer that loops is wrong and said to loop."""
     drill = "[data-drill='ppo/kl_estimators']"
     for seed in range(1, 64):  # a mask at 50% that hides the 0.5 of K2
         page = new_page(chromium, f"{site_url}/ppo/?drill-ppo-kl_estimators={seed:x}.50.d")
@@ -296,5 +297,14 @@ def test_python_decides_answers_that_differ_in_text(chromium, site_url):
     page.locator(f"{drill} [data-action='retry']").click()
     answer_and_check("0.6")
     assert "rl-wrong" in blank.get_attribute("class")
+    # an answer that never ends is wrong, and said to loop (not "Python is unavailable")
+    page.locator(f"{drill} [data-action='retry']").click()
+    answer_and_check("(any(iter(int, 1)) or 0.5)")
+    assert "rl-wrong" in blank.get_attribute("class")
+    note = page.locator(f"{drill} .rl-drill-note").inner_text()
+    assert "在 20 秒内没有运行完" in note and "不可用" not in note, note  # a Chinese page
+    page.locator(f"{drill} [data-action='retry']").click()
+    answer_and_check("1 / 2")  # and the next check by meaning works
+    assert "rl-equivalent" in blank.get_attribute("class")
     assert not page.errors and not page.foreign
     page.context.close()

@@ -49,7 +49,7 @@ class Cell {
       throw new Error(`${this.id}: the shown exercise and its data have different blanks`);
     }
     this.editing = false; // the free editor is shown instead of the blanks
-    this.dirty = false; // changed here since the last save another tab made
+    this.synced = this._empty(); // the saved work as this tab last read it (restored, or another tab's)
     this.unsaved = false; // the browser refused the last save (said once, until one succeeds)
     this._buildUi();
     this._restore();
@@ -198,7 +198,6 @@ class Cell {
     }
     this.root.addEventListener("input", () => {
       prefetch();
-      this.dirty = true;
       this._save();
     });
     for (const input of this.blanks) {
@@ -234,8 +233,8 @@ class Cell {
   // ---- persistence ---------------------------------------------------------------------------
   // The work is saved at every keystroke. Work saved for an older version of the exercise is
   // kept apart (one entry per version) until the learner takes or discards it; unreadable data
-  // is set aside by readJSON; a save the browser refuses is said; another tab's save is taken
-  // over when this tab has no changes of its own, and offered otherwise.
+  // is set aside by readJSON; a save the browser refuses is said; another tab's save is merged
+  // blank by blank (_otherTab).
 
   get key() {
     return STORAGE.cell + this.id;
@@ -252,6 +251,11 @@ class Cell {
       editor: this.editing || this.editor.value ? this.editor.value : null,
       editing: Boolean(this.editing),
     };
+  }
+
+  /** The work of a cell nobody has typed in. */
+  _empty() {
+    return { version: this.version, blanks: this.blanks?.map(() => "") ?? [], editor: null, editing: false };
   }
 
   _save() {
@@ -274,7 +278,6 @@ class Cell {
     if (Boolean(state.editing) !== Boolean(this.editing)) {
       this.toggleEdit(Boolean(state.editing), state.editor, { focus: false, save: false });
     }
-    this.dirty = false;
   }
 
   _restore() {
@@ -289,7 +292,10 @@ class Cell {
     }
     if (read.unreadable !== undefined) this._notice(this.t.unreadableSaved);
     this._offerPrevious();
-    if (state) this._apply(state);
+    if (state) {
+      this._apply(state);
+      this.synced = state;
+    }
   }
 
   /** Old work, newest first: offered until the learner takes or discards it. */
@@ -314,7 +320,13 @@ class Cell {
     this._notice(this.t.oldVersion, restore, discard);
   }
 
-  /** Another tab saved this exercise: take its work, or ask when this tab has changes too. */
+  /**
+   * Another tab saved this exercise: merge, blank by blank, against the work this tab last read
+   * (`synced`). A blank only the other tab changed takes theirs, one only this tab changed keeps
+   * this tab's; one both changed differently keeps this tab's and is asked about (the other
+   * tab's, or this one's). The merge is saved when it is not theirs, so the other tab hears of
+   * this one's changes too: no blank is lost, whether or not the question is answered.
+   */
   _otherTab(raw) {
     let theirs = null;
     try {
@@ -323,15 +335,33 @@ class Cell {
       return;
     }
     if (!validWork(theirs) || theirs.version !== this.version) return;
-    if (!this.dirty) return this._apply(theirs);
+    const [mine, base] = [this._state(), this.synced];
+    const both = []; // what both tabs changed, differently: [field, index]
+    const merge = (m, t, b, where) => {
+      if (m === b || m === t) return t;
+      if (t !== b) both.push(where);
+      return m;
+    };
+    const merged = {
+      version: this.version,
+      blanks: mine.blanks.map((m, i) => merge(m, theirs.blanks[i] ?? "", base.blanks[i] ?? "", i)),
+      editor: merge(mine.editor ?? null, theirs.editor ?? null, base.editor ?? null, "editor"),
+      editing: mine.editing === base.editing ? theirs.editing : mine.editing,
+    };
+    this.synced = theirs;
+    this._apply(merged);
+    if (JSON.stringify(merged) !== JSON.stringify({ ...theirs, version: this.version })) this._save();
+    if (!both.length) return;
     const take = this._button("take-other", this.t.takeOtherTab, () => {
-      this._apply(theirs);
+      for (const where of both) {
+        if (where === "editor") merged.editor = theirs.editor;
+        else merged.blanks[where] = theirs.blanks[where];
+      }
+      this._apply(merged);
+      this._save();
       this._notice("");
     });
-    const keep = this._button("keep-mine", this.t.keepMine, () => {
-      this._save(); // this tab's work is the saved one again (and the other tab hears of it)
-      this._notice("");
-    });
+    const keep = this._button("keep-mine", this.t.keepMine, () => this._notice(""));
     this._notice(this.t.otherTab, take, keep);
   }
 
@@ -363,7 +393,7 @@ class Cell {
     this.editor.value = "";
     this.toggleEdit(false, null, { save: false });
     saveJSON(this.key, undefined);
-    this.dirty = false;
+    this.synced = this._empty();
     this.output.clear();
     this._notice("");
     this._offerPrevious();

@@ -315,7 +315,7 @@ def test_the_demo_page_offline_says_so_and_runs_once_back_online(chromium, site_
 KEY = f"rl-ops/cell/{A}"
 
 
-def test_a_second_tab_takes_the_other_tabs_work_or_asks_when_both_changed(chromium, site_url):
+def test_two_tabs_merge_blank_by_blank_and_ask_only_when_both_changed_one(chromium, site_url):
     first = new_page(chromium, f"{site_url}/en/ppo/")
     second = first.context.new_page()
     second.goto(f"{site_url}/en/ppo/")
@@ -327,15 +327,32 @@ def test_a_second_tab_takes_the_other_tabs_work_or_asks_when_both_changed(chromi
         " === 'from the first tab'",
         what="the first tab's work in the second tab",
     )
-    cell(second, A).locator("input[data-blank]").nth(1).fill("second tab's own")
-    cell(first, A).locator("input[data-blank]").first.fill("first tab again")
-    # now both changed: the second tab asks, and keeps its own until told otherwise
+    blanks = [cell(page, A).locator("input[data-blank]") for page in (first, second)]
+    blanks[1].nth(1).fill("second tab's own")
+    blanks[0].first.fill("first tab again")
+    # each changed another blank: both tabs end with both changes, and nobody is asked
+    for page, blank in ((first, blanks[0]), (second, blanks[1])):
+        wait_until(
+            page, f"""() => [...document.querySelectorAll("[data-runner='{A}'] input[data-blank]")]
+                .slice(0, 2).map((i) => i.value).join('|') === "first tab again|second tab's own"
+            """, what="both tabs' changes in each tab",
+        )
+        assert blank.nth(1).input_value() == "second tab's own"
+    assert cell(second, A).locator(".rl-notice").is_hidden()
+    # the second tab goes on typing in its blank: the first tab's blank is not overwritten
+    blanks[1].nth(1).fill("second tab's own, longer")
+    saved = json.loads(second.evaluate(f"localStorage.getItem('{KEY}')"))
+    assert saved["blanks"][:2] == ["first tab again", "second tab's own, longer"]
+    # both changed the same blank: the second tab keeps its own and asks
+    blanks[1].nth(2).fill("second's third")
+    blanks[0].nth(2).fill("first's third")
     notice = cell(second, A).locator(".rl-notice")
     notice.wait_for()
-    assert cell(second, A).locator("input[data-blank]").nth(1).input_value() == "second tab's own"
-    notice.locator("[data-action='keep-mine']").click()
+    assert blanks[1].nth(2).input_value() == "second's third"
+    notice.locator("[data-action='take-other']").click()
+    assert blanks[1].nth(2).input_value() == "first's third"
     saved = json.loads(second.evaluate(f"localStorage.getItem('{KEY}')"))
-    assert saved["blanks"][1] == "second tab's own"
+    assert saved["blanks"][:3] == ["first tab again", "second tab's own, longer", "first's third"]
     first.context.close()
 
 

@@ -72,7 +72,7 @@ export function saveJSON(key, value) {
 // read or overwrite each other's work. Such a site copies, once, what it kept under "rl-ops/"
 // before its keys had its path (nothing is lost; the copy is left where it was).
 const LEGACY = "rl-ops/";
-const SITE_PATH = new URL(siteConfig().base ?? "./", location.href).pathname;
+const SITE_PATH = globalThis.location ? new URL(siteConfig().base ?? "./", location.href).pathname : "/"; // "/" off a page
 const PREFIX = SITE_PATH === "/" ? LEGACY : `rl-ops@${SITE_PATH}`;
 try {
   if (PREFIX !== LEGACY && localStorage.getItem(`${PREFIX}copied`) === null) {

@@ -7,7 +7,9 @@
 //
 // Limits are enforced from here, outside the interpreter: a run's time limit counts from the
 // moment its code starts; a job the worker does not acknowledge within ACK_MS, or a runtime whose
-// download makes no progress for STALL_MS, means a worker that cannot answer. Stop interrupts
+// download makes no progress for STALL_MS, means a worker that cannot answer. A worker that
+// served earlier jobs and then went silent (closed or wedged by what a job left behind) is
+// replaced, and the job goes to the fresh one; a fresh worker's silence fails the job. Stop interrupts
 // Python in place where the page is cross-origin isolated (one interrupt buffer per job);
 // whatever does not end within INTERRUPT_GRACE_MS, or when the page is not isolated, ends with
 // its worker, and the next job starts a fresh one. The worker also asks for a fresh one when a
@@ -99,10 +101,11 @@ export class PythonRuntime {
     if (this.current || !this.queue.length) return;
     const job = this.queue.shift();
     if (job.over) return this._pump();
-    this._spawn();
+    const fresh = this._spawn();
     this.current = job;
     this.interrupt = this.isolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
-    this._watchdog(job, "ack", ACK_MS);
+    if (fresh) this._watchdog(job, "ack", ACK_MS);
+    else job.arm("ack", ACK_MS, () => this._resend(job));
     this.port.postMessage({ ...job.payload, id: job.id, kind: job.kind, interrupt: this.interrupt });
   }
 
@@ -154,8 +157,18 @@ export class PythonRuntime {
     }
   }
 
+  /** `job` was sent to a worker that served earlier jobs and does not answer now: a fresh
+   * worker gets it (still queued: none of its code ran). */
+  _resend(job) {
+    this.current = null;
+    this._terminate("the Python worker stopped answering between jobs");
+    this.queue.unshift(job);
+    this._pump();
+  }
+
+  /** A worker for the next job: true when a new one was started for it. */
   _spawn() {
-    if (this.worker) return;
+    if (this.worker) return false;
     this.worker = new Worker(workerURL, { type: "module" });
     this.workers++;
     this.loaded = false;
@@ -172,6 +185,7 @@ export class PythonRuntime {
       });
     };
     this.worker.postMessage({ type: "init", config: this.config }, [channel.port2]);
+    return true;
   }
 
   /** End the worker (a fresh one starts with the next job). */

@@ -316,6 +316,46 @@ describe("PythonRuntime", () => {
     assert.match((await ended(job, "failed")).failure.message, /does not answer/);
   });
 
+  test("a worker that served a job and went silent is replaced: the next job goes to a fresh one", async () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const rt = runtime();
+    const first = run(rt, "1");
+    const { worker, msg } = await sent();
+    worker.send({ id: msg.id, type: "ack" });
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    await ended(first, "done");
+    const second = run(rt, "2"); // the worker closed itself, or a leftover task wedges it
+    await settle();
+    assert.equal(worker.jobs.at(-1).code, "2");
+    mock.timers.tick(5000);
+    const { worker: fresh, msg: again } = await sent();
+    assert.notEqual(fresh, worker);
+    assert.equal(worker.terminated, true);
+    assert.equal(second.state, "queued"); // none of its code ran: it simply goes again
+    assert.equal(again.code, "2");
+    fresh.send({ id: again.id, type: "ack" });
+    fresh.send({ id: again.id, type: "done", outcome: { ok: true } });
+    await ended(second, "done");
+    assert.equal(rt.workers, 2);
+  });
+
+  test("a fresh worker that does not answer either fails the job: no endless retries", async () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const rt = runtime();
+    const first = run(rt, "1");
+    const { worker, msg } = await sent();
+    worker.send({ id: msg.id, type: "ack" });
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    await ended(first, "done");
+    const second = run(rt, "2");
+    await settle();
+    mock.timers.tick(5000); // the old worker is silent: a fresh one gets the job
+    await sent();
+    mock.timers.tick(5000); // and is silent too
+    assert.match((await ended(second, "failed")).failure.message, /does not answer/);
+    assert.equal(rt.workers, 2);
+  });
+
   test("queued -> failed: a download silent for STALL_MS is a load failure", async () => {
     mock.timers.enable({ apis: ["setTimeout"] });
     const { job, worker, msg } = await submitted("import numpy");

@@ -75,6 +75,8 @@ def _to_numpy(x: object) -> object:
         raise TypeError(f"returned a {kind.__name__}, expected tensors")
     if type(data) is not np.ndarray and type(data) not in _NUMBERS:
         raise TypeError(f"returned a tensor holding a {type(data).__name__}")
+    if type(data) is np.ndarray and data.dtype.kind not in "biuf":  # objects run their own code
+        raise TypeError(f"returned values of dtype {data.dtype}, expected numbers")
     return np.array(data, dtype=np.float64)
 
 
@@ -323,6 +325,8 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
         got: object = None
         if type(raw) is Raised:
             reason = {"code": "raised", "message": str.__str__(raw)}
+        elif type(raw) is Unreadable:
+            reason = {"code": "type", "message": str.__str__(raw)}
         else:
             try:
                 got = _to_numpy(raw)
@@ -364,3 +368,129 @@ def check(exercise: str | Exercise, code: str, parts: list[dict] | None = None,
           cases: int = CASES, seed: int = 0) -> dict:
     """Phases 1 and 3 in one call (no interpreter to put back in between): CPython, tests."""
     return verdict(exercise, learner_outputs(exercise, code, parts, cases, seed), cases, seed)
+
+
+# ---- the judge: phase 3 in another interpreter, from plain data only ---------------------------
+#
+# In the browser, phase 1 runs in the learner's worker and hands the page only plain data
+# (:func:`plain_phase1`: numbers, lists, strings); the page gives it to a second worker, the judge,
+# which never runs learner code, and :func:`judge` computes the verdict there. Whatever the
+# learner's code did to its own interpreter (a patched checker, a rewritten file, a hook) cannot
+# reach the judge; the most it can do is hand over other numbers, which are then its outputs.
+
+Plain = float | int | str | list | dict | None
+
+
+def _plain(x: object) -> Plain:
+    """One output of phase 1 as plain data: ``{"raised": traceback}``, ``{"type": message}``
+    (no tensor), or the values: ``{"shape": [...], "data": [floats]}`` or a list of those (a
+    tuple of outputs)."""
+    if type(x) is Raised:
+        return {"raised": str.__str__(x)}
+    try:
+        values = _to_numpy(x)
+    except TypeError as err:
+        return {"type": str(err)}
+
+    def write(v: object) -> Plain:
+        if isinstance(v, tuple):
+            return [write(u) for u in v]
+        array = np.asarray(v, dtype=np.float64)
+        return {"shape": [int(n) for n in array.shape], "data": [float(f) for f in array.ravel()]}
+
+    return write(values)
+
+
+def plain_phase1(phase1: tuple) -> dict:
+    """Phase 1's result (:func:`learner_outputs`) as plain data for the judge: ``{"outputs",
+    "error", "shrunk": {"case", "inputs", "output"} | None}``. Runs in the learner's
+    interpreter: nothing here is trusted by the judge."""
+    outputs, error, shrunk = phase1
+    plain: dict = {"outputs": [_plain(raw) for raw in outputs], "error": error, "shrunk": None}
+    if shrunk is not None:
+        case, inputs, raw = shrunk
+        plain["shrunk"] = {
+            "case": case,
+            "inputs": {k: {"shape": list(np.shape(v)), "dtype": str(v.dtype),
+                           "data": np.ravel(v).astype(np.float64).tolist()}
+                       if isinstance(v, np.ndarray) else v for k, v in inputs.items()},
+            "output": _plain(raw),
+        }
+    return plain
+
+
+class Unreadable(str):
+    """An output the judge could not read as plain values: shown as a type error."""
+
+
+def _read_values(p: object) -> object:
+    """Plain values back as arrays (or a tuple of them), read strictly: only the exact shapes
+    :func:`_plain` writes; anything else raises ValueError."""
+    if type(p) is list:
+        return tuple(_read_values(v) for v in p)
+    if type(p) is not dict or set(p) != {"shape", "data"} or type(p["shape"]) is not list \
+            or type(p["data"]) is not list:
+        raise ValueError("not plain values")
+    shape = p["shape"]
+    if not all(type(n) is int and 0 <= n for n in shape):
+        raise ValueError("not a shape")
+    if not all(type(f) in (float, int) for f in p["data"]):
+        raise ValueError("not numbers")
+    array = np.array(p["data"], dtype=np.float64)
+    if array.size != int(np.prod(shape, dtype=np.int64)):
+        raise ValueError("the data does not fill its shape")
+    return array.reshape(shape)
+
+
+def _read_output(p: object) -> object:
+    """One plain output of phase 1, as :func:`verdict` reads outputs."""
+    if type(p) is dict and set(p) == {"raised"} and type(p["raised"]) is str:
+        return Raised(p["raised"])
+    if type(p) is dict and set(p) == {"type"} and type(p["type"]) is str:
+        return Unreadable(p["type"])
+    try:
+        return _read_values(p)
+    except (ValueError, TypeError):
+        return Unreadable("returned something the checker cannot read as tensors")
+
+
+def _read_inputs(p: object, like: dict) -> dict | None:
+    """Shrunk inputs as plain data, read back like ``like`` (the case as drawn); None if they
+    are not."""
+    if type(p) is not dict or list(p) != list(like):
+        return None
+    out = {}
+    for name, original in like.items():
+        value = p[name]
+        if type(original) is np.ndarray:
+            if type(value) is not dict or value.get("dtype") != str(original.dtype):
+                return None
+            try:
+                array = _read_values({"shape": value["shape"], "data": value["data"]})
+            except (ValueError, TypeError, KeyError):
+                return None
+            out[name] = array.astype(original.dtype)
+        elif type(value) is type(original) or (type(original) is float and type(value) is int):
+            out[name] = type(original)(value)
+        else:
+            return None
+    return out
+
+
+def judge(exercise: str | Exercise, plain: object, cases: int = CASES, seed: int = 0) -> dict:
+    """Phase 3 in the judge's interpreter: :func:`verdict` on phase 1's plain data
+    (:func:`plain_phase1`), read strictly; nothing of the learner's runs here."""
+    if type(plain) is not dict:
+        return verdict(exercise, None, cases, seed)
+    outputs = plain.get("outputs")
+    outputs = [_read_output(p) for p in outputs] if type(outputs) is list else []
+    error = plain.get("error")
+    shrunk = plain.get("shrunk")
+    read_shrunk = None
+    if type(shrunk) is dict and type(shrunk.get("case")) is int and 0 <= shrunk["case"] < cases:
+        like = get(exercise).inputs(seed, shrunk["case"])
+        inputs = _read_inputs(shrunk.get("inputs"), like)
+        if inputs is not None:
+            read_shrunk = (shrunk["case"], inputs, _read_output(shrunk.get("output")))
+    return verdict(exercise, (outputs, error if type(error) is str else None, read_shrunk),
+                   cases, seed)

@@ -14,6 +14,11 @@
 // whatever does not end within INTERRUPT_GRACE_MS, or when the page is not isolated, ends with
 // its worker, and the next job starts a fresh one. The worker also asks for a fresh one when a
 // job left the interpreter in a state it cannot put back.
+//
+// Check's verdict is the judge's: a second runtime (`judge`) whose worker runs verdict jobs and
+// nothing else, so no learner code ever runs in it. A Check job's worker hands over only phase 1
+// as plain data (browser_runtime/check.py plain_phase1); the Check job waits, finishing, for the
+// judge, and ends with its verdict.
 
 import { siteConfig } from "./dom.js";
 import { Job } from "./job.js";
@@ -23,6 +28,7 @@ const ACK_MS = 5000; // a live worker acknowledges a job at once; Python only ru
 const STALL_MS = 30000; // loading may be slow, but not silent this long
 export const INTERRUPT_GRACE_MS = 5000; // an interrupted job's code may take this long to end (C code never sees it)
 export const SIGNAL_AGAIN_MS = 250; // Stop repeats its interrupt this often until the code ends
+const VERDICT_MS = 20_000; // the judge compares a Check's cases in well under a second
 
 export class PythonRuntime {
   /** @param {{indexURL: string, wheelUrl: string, numpyTimeoutMs: number}} config */
@@ -36,6 +42,13 @@ export class PythonRuntime {
     this.current = null; // the job the worker has
     this.interrupt = null; // the current job's interrupt buffer (cross-origin isolated pages)
     this.listeners = new Set();
+    this.judgeRuntime = null; // the judge, started with the first Check
+  }
+
+  /** The runtime whose worker judges Checks (config.judge: it runs nothing else). */
+  get judge() {
+    this.judgeRuntime ??= new PythonRuntime({ ...this.config, judge: true });
+    return this.judgeRuntime;
   }
 
   /** Listen to loading progress: fn({stage, loaded, total} | {ready} | {reset}). */
@@ -60,6 +73,7 @@ export class PythonRuntime {
   submit(job) {
     if (job.over) return job; // stopped while python.js loaded
     job.runtime = this;
+    if (job.kind === "check") this.judge.prefetch(); // it loads while the learner's code runs
     this.queue.push(job);
     this._pump();
     return job;
@@ -151,6 +165,7 @@ export class PythonRuntime {
       if (job.state === "running" || job.state === "stopping") job.move("finishing");
       const outcome = { ...msg.outcome, restart: msg.restart };
       if (job.ending) job.move(job.ending, { ...outcome, interrupted: true });
+      else if (job.kind === "check" && !outcome.failure) this._judged(job, outcome);
       else job.move(outcome.failure ? "failed" : "done", outcome);
       if (msg.restart) this._terminate(msg.restart);
       this._pump();
@@ -164,6 +179,24 @@ export class PythonRuntime {
     this._terminate("the Python worker stopped answering between jobs");
     this.queue.unshift(job);
     this._pump();
+  }
+
+  /** Phase 1 of Check `job` is over (`outcome.result.phase1`): the judge's verdict ends it. The
+   * learner's worker goes on with the next job meanwhile; the job's own watchdog ends here (the
+   * verdict job has its own). */
+  _judged(job, outcome) {
+    job.arm("quiet", 0);
+    const { exercise, seed } = job.payload;
+    const phase1 = outcome.result?.phase1 ?? null;
+    const verdict = this.judge.submit(new Job("verdict", { exercise, seed, phase1 }, { limitMs: VERDICT_MS }));
+    verdict.done.then((judged) => {
+      if (judged.state === "done" && judged.ok !== false && judged.result) {
+        job.move("done", { ...outcome, result: judged.result });
+      } else {
+        const failure = judged.failure ?? { kind: "error", message: `the judge's job ended ${judged.state}` };
+        job.move("failed", { ...outcome, ok: false, failure });
+      }
+    });
   }
 
   /** A worker for the next job: true when a new one was started for it. */

@@ -6,7 +6,10 @@
 // global scope (`import js`), so a message it posts (a forged "done") never reaches the page.
 //
 //   page -> worker  {id, kind: "load"|"run"|"check"|"demo", ...payload, interrupt?}
-//                   (check: {exercise, code, parts, seed}, the seed a 32-bit unsigned integer)
+//                   (check: {exercise, code, parts, seed}, the seed a 32-bit unsigned integer;
+//                   its result is {phase1}, plain data for the judge)
+//   page -> judge   {id, kind: "verdict", exercise, seed, phase1}: a worker started with
+//                   config.judge, which runs no other kind of job (no learner code, ever)
 //   worker -> page  {id, type: "ack"}                          the job arrived (the worker is alive)
 //                   {type: "progress", stage, loaded, total}   what is being fetched
 //                   {id, type: "started"}                      Python is loaded, the job's code runs
@@ -318,8 +321,15 @@ function syntaxError(py, code, parts) {
 
 const dict = { dict_converter: Object.fromEntries };
 
+/** A Check's seed: a 32-bit unsigned integer (js/runtime.js draws it), else 0. */
+const seedOf = (msg) => (Number.isInteger(msg.seed) && msg.seed >= 0 && msg.seed < 2 ** 32 ? msg.seed : 0);
+
+// a judge worker (config.judge) computes verdicts and nothing else; any other worker never does
+const KINDS = { judge: ["load", "verdict"], learner: ["load", "run", "check", "demo"] };
+
 async function execute(msg, output) {
   const { id, kind } = msg;
+  if (!KINDS[config.judge ? "judge" : "learner"].includes(kind)) throw new Error(`no ${kind} jobs in this worker`);
   if (kind === "load") {
     await loadCore();
     return { ok: true };
@@ -331,7 +341,7 @@ async function execute(msg, output) {
       output.write("stderr", error);
       return { ok: false };
     }
-    if (error) return { ok: true, result: { total: 0, passed: 0, failures: [], error } };
+    if (error) return { ok: true, result: { phase1: { outputs: [], error, shrunk: null } } };
   }
   // Run loads numpy only for code that imports it (Python reads the imports from the code's ast);
   // Check and the demo always need it
@@ -347,17 +357,25 @@ async function execute(msg, output) {
       return { ok: trusted.runner.run_cell(msg.code, py.toPy(msg.parts ?? [])) };
     }
     if (kind === "check") {
-      // the learner's code runs first; the verdict after the interpreter is put back, so
-      // nothing the learner changed (numpy, the checker) takes part in it
+      // phase 1 only: the learner's function on the seed's inputs, handed over as plain data;
+      // the verdict is the judge's, in a worker no learner code ever ran in (js/python.js)
       py.setStdout({ write: (b) => b.length }); // a learner's prints are not the verdict's
-      const seed = Number.isInteger(msg.seed) && msg.seed >= 0 && msg.seed < 2 ** 32 ? msg.seed : 0;
-      const learner = trusted.check.learner_outputs;
-      const outputs = learner.callKwargs(msg.exercise, msg.code, py.toPy(msg.parts ?? []), { seed });
-      jobRunning = false;
-      const problems = restoreInterpreter();
-      if (problems.length) throw new Error(`the interpreter could not be put back: ${problems.join("; ")}`);
-      const result = trusted.check.verdict.callKwargs(msg.exercise, outputs, { seed });
-      outputs.destroy();
+      const phase1 = trusted.check.learner_outputs.callKwargs(msg.exercise, msg.code, py.toPy(msg.parts ?? []), {
+        seed: seedOf(msg),
+      });
+      const plain = trusted.check.plain_phase1(phase1);
+      phase1.destroy();
+      let data = plain.toJs(dict);
+      plain.destroy();
+      try {
+        data = structuredClone(data); // only data leaves: anything else is the learner's doing
+      } catch {
+        data = null; // the judge says the code could not run
+      }
+      return { ok: true, result: { phase1: data } };
+    }
+    if (kind === "verdict") {
+      const result = trusted.check.judge.callKwargs(msg.exercise, py.toPy(msg.phase1 ?? null), { seed: seedOf(msg) });
       const plain = result.toJs(dict);
       result.destroy();
       return { ok: true, result: plain };

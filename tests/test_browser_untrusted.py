@@ -66,6 +66,22 @@ def wrong_answer_check(page, exercise_id: str = A) -> tuple[int, int]:
 # ---- 1. Check cannot be talked into a pass ------------------------------------------------------
 
 
+def test_an_output_whose_float_patches_the_checker_does_not_pass(page):
+    """The review's 36/36: an object array whose __float__ replaces the checker's comparison.
+    The verdict is the judge's, in a worker no learner code runs in; here it is a type error."""
+    edit(page, A, "import numpy as np\nimport browser_runtime.check as c\n\n"
+         "class Evil:\n    def __float__(self):\n"
+         "        c._differs = lambda *a, **k: None\n        c._wrong = lambda *a, **k: False\n"
+         "        return 0.0\n\n"
+         "def importance_ratio(new_logprobs, old_logprobs, mask):\n"
+         "    return np.array([[Evil()]], dtype=object)\n")
+    out = press(page, A, "check")
+    passed, total = cell(page, A).locator(".rl-status").text_content().split("/")
+    assert int(passed) == 0 and int(total) == 36, out
+    assert "dtype object" in out
+    assert not page.evaluate(f"localStorage.getItem('rl-ops/solved/{A}')")
+
+
 def test_patching_numpy_in_another_run_does_not_make_a_wrong_answer_pass(page):
     run(page, B, "import numpy as np\nnp.allclose = lambda *a, **k: True\n"
                  "np.isclose = lambda *a, **k: True\nprint('patched')\n")

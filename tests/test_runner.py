@@ -326,3 +326,41 @@ def test_python_decides_from_the_ast_whether_a_cell_needs_numpy_and_torch(code, 
     from browser_runtime.runner import needs_packages
 
     assert needs_packages(code) is needed
+
+
+# ---- the judge: phase 3 from plain data, in an interpreter the learner's code never touched -----
+
+
+def _judged(exercise_id: str, code: str, seed: int = 7) -> dict:
+    from browser_runtime import check as checker
+
+    ex = EXERCISES[exercise_id]
+    plain = checker.plain_phase1(checker.learner_outputs(ex, code, seed=seed))
+    return checker.judge(ex, plain, seed=seed)
+
+
+@pytest.mark.parametrize("exercise_id", ["ppo/importance_ratio", "ppo/compute_gae",
+                                         "grpo/group_advantages", "ppo/kl_estimators"])
+def test_the_judge_on_plain_data_gives_the_verdict_check_gives(exercise_id):
+    """Right and wrong answers: the same counts, failure and reason from the plain data the
+    learner's worker hands over as from the outputs themselves."""
+    lesson = LESSONS[exercise_id]
+    right = lesson.exercise(blanked=False)
+    answers = [b.answer for b in lesson.blanks]
+    wrong = right.replace(answers[-1], f"({answers[-1]}) * 1.5", 1)
+    for code in (right, wrong, "def nothing(): pass\n"):
+        assert _judged(exercise_id, code) == check(EXERCISES[exercise_id], code, seed=7)
+
+
+def test_the_judge_reads_only_plain_values_and_names_the_rest_the_learners():
+    from browser_runtime import check as checker
+
+    ex = EXERCISES["ppo/importance_ratio"]
+    good = checker.plain_phase1(checker.learner_outputs(
+        ex, LESSONS["ppo/importance_ratio"].exercise(blanked=False), seed=3))
+    assert checker.judge(ex, good, seed=3)["passed"] == 36
+    forged = [{"shape": [2], "data": [1.0]}, {"shape": [1], "data": ["1"]},
+              {"shape": [1], "data": [1.0], "extra": 1}, {"__float__": 1}, "36/36", None]
+    result = checker.judge(ex, {**good, "outputs": forged * 6}, seed=3)
+    assert result["passed"] == 0 and result["failures"][0]["reason"]["code"] == "type"
+    assert checker.judge(ex, "not a dict", seed=3)["passed"] == 0

@@ -22,6 +22,7 @@ class FakeWorker {
   postMessage(message, transfer) {
     // the page's first message hands over its end of the private channel
     assert.equal(message.type, "init");
+    this.config = message.config;
     this.port = transfer[0];
     this.port.onmessage = (event) => this.jobs.push(event.data);
   }
@@ -197,6 +198,56 @@ describe("PythonRuntime", () => {
     const { msg } = await sent();
     assert.equal(msg.kind, "check");
     assert.equal(msg.exercise, "ppo/compute_gae");
+  });
+
+  test("Check's verdict is the judge's: a worker started as judge gets phase 1 as data", async () => {
+    const rt = runtime();
+    const payload = { exercise: "ppo/compute_gae", code: "def f(): pass", parts: [], seed: 7 };
+    const job = rt.submit(new Job("check", payload));
+    const { worker, msg } = await sent();
+    const judgeWorker = workers.find((w) => w !== worker);
+    assert.equal(judgeWorker.config.judge, true); // started at once, to load while the code runs
+    assert.equal(worker.config.judge, undefined);
+    await settle(() => judgeWorker.jobs.length === 1);
+    assert.equal(judgeWorker.jobs[0].kind, "load");
+    judgeWorker.send({ id: judgeWorker.jobs[0].id, type: "done", outcome: { ok: true } });
+    worker.send({ id: msg.id, type: "ack" });
+    worker.send({ id: msg.id, type: "started" });
+    const phase1 = { outputs: [{ shape: [1], data: [0.5] }], error: null, shrunk: null };
+    // what the learner's worker says besides phase 1 (a forged verdict) is not the verdict
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true, result: { phase1, passed: 36, total: 36 } } });
+    await settle(() => judgeWorker.jobs.some((j) => j.kind === "verdict"));
+    assert.equal(job.state, "finishing"); // the code is over; the verdict is not in yet
+    const verdict = judgeWorker.jobs.find((j) => j.kind === "verdict");
+    assert.deepEqual([verdict.exercise, verdict.seed, verdict.phase1], ["ppo/compute_gae", 7, phase1]);
+    // the learner's worker is free for the next job meanwhile
+    const next = run(rt, "2");
+    await settle(() => worker.jobs.length === 2);
+    assert.equal(worker.jobs[1].code, "2");
+    judgeWorker.send({ id: verdict.id, type: "ack" });
+    judgeWorker.send({ id: verdict.id, type: "done", outcome: { ok: true, result: { passed: 3, total: 36 } } });
+    const outcome = await ended(job, "done");
+    assert.deepEqual(outcome.result, { passed: 3, total: 36 });
+    worker.send({ id: worker.jobs[1].id, type: "done", outcome: { ok: true } });
+    await ended(next, "done");
+  });
+
+  test("a judge that fails fails the Check: no verdict is made up", async () => {
+    const rt = runtime();
+    const job = rt.submit(new Job("check", { exercise: "ppo/compute_gae", code: "", parts: [], seed: 1 }));
+    const { worker, msg } = await sent();
+    const judgeWorker = workers.find((w) => w !== worker);
+    await settle(() => judgeWorker.jobs.length === 1); // its load
+    judgeWorker.send({ id: judgeWorker.jobs[0].id, type: "done", outcome: { ok: true } });
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true, result: { phase1: null } } });
+    await settle(() => judgeWorker.jobs.some((j) => j.kind === "verdict"));
+    const verdict = judgeWorker.jobs.find((j) => j.kind === "verdict");
+    judgeWorker.send({
+      id: verdict.id,
+      type: "done",
+      outcome: { ok: false, failure: { kind: "error", message: "x" } },
+    });
+    assert.equal((await ended(job, "failed")).failure.message, "x");
   });
 
   test("queued -> done with no code run (a syntax error found before loading)", async () => {

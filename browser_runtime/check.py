@@ -1,26 +1,27 @@
 """Check a learner's function against the NumPy reference on many random inputs.
 
-The worker's **Check** button (and the drill's "check by meaning") checks in two phases, so that
-nothing the learner's code does can take part in the verdict:
+The worker's **Check** button (and the drill's "check by meaning") checks in two phases, in two
+interpreters, so that nothing the learner's code does can take part in the verdict:
 
 1. :func:`learner_outputs` runs the learner's code, then calls their function on seeded random
    inputs of every mask layout and a few sizes (as tensors of whatever ``torch`` is: the real one
-   under CPython, the NumPy layer in the browser). Whatever it returns or raises is kept as is.
-2. The worker puts the interpreter back as it was (``sandbox.restore``): a patched
-   ``np.allclose``, a rebound checker function, a changed ``Tensor`` are gone.
-3. :func:`verdict` draws the same inputs again, computes the references, reads the learner's
-   outputs strictly (only tensors, arrays, numbers and tuples of them; nothing of theirs runs)
-   and compares. It returns how many cases agree and one that does not, with its inputs, as
-   plain data the page formats in the reader's language.
+   under CPython, the NumPy layer in the browser). Whatever it returns or raises is kept as is,
+   and handed over as plain data (:func:`plain_phase1`: numbers and shapes, or a traceback).
+   This runs in the learner's worker; nothing it produces is trusted.
+2. :func:`judge` runs in a second worker, the judge, where no learner code ever runs: it reads
+   the plain data strictly, draws the same inputs from the same seed, computes the references
+   and compares (:func:`verdict`). It returns how many cases agree and one that does not, with
+   its inputs and the seed, as plain data the page formats in the reader's language. The page
+   draws a fresh seed for every Check, so no table of one seed's answers passes.
 
 **The smallest failing case.** Phase 1 also shrinks the first failing case (fewer rows, shorter
 sequences, a mask with no padding, rounder values, for as long as the learner's function still
 disagrees with the reference; :func:`shrink`). Phase 1 runs with the learner's code loaded, so
-phase 3 trusts nothing of it: it recomputes the reference on the shrunk inputs and shows them
+phase 2 trusts nothing of it: it recomputes the reference on the shrunk inputs and shows them
 only if the learner's output there really differs; otherwise it shows the case as drawn. The
 count of passing cases never depends on the shrinking.
 
-:func:`check` does 1 and 3 in one call, for CPython and the tests.
+:func:`check` does both in one call (no plain data in between), for CPython and the tests.
 """
 
 from __future__ import annotations
@@ -301,7 +302,7 @@ def _described(case: int, inputs: dict, want: object, got: object, reason: dict,
 
 
 def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: int = 0) -> dict:
-    """Phase 3 (after the interpreter was put back): the references, compared with the
+    """Phase 2 (the judge's, or in one call under CPython): the references, compared with the
     learner's outputs of phase 1.
 
     Returns ``{"total", "passed", "seed", "failures": [{"case", "shrunk", "inputs", "expected",
@@ -370,7 +371,7 @@ def check(exercise: str | Exercise, code: str, parts: list[dict] | None = None,
     return verdict(exercise, learner_outputs(exercise, code, parts, cases, seed), cases, seed)
 
 
-# ---- the judge: phase 3 in another interpreter, from plain data only ---------------------------
+# ---- the judge: phase 2 in another interpreter, from plain data only ---------------------------
 #
 # In the browser, phase 1 runs in the learner's worker and hands the page only plain data
 # (:func:`plain_phase1`: numbers, lists, strings); the page gives it to a second worker, the judge,
@@ -478,7 +479,7 @@ def _read_inputs(p: object, like: dict) -> dict | None:
 
 
 def judge(exercise: str | Exercise, plain: object, cases: int = CASES, seed: int = 0) -> dict:
-    """Phase 3 in the judge's interpreter: :func:`verdict` on phase 1's plain data
+    """Phase 2 in the judge's interpreter: :func:`verdict` on phase 1's plain data
     (:func:`plain_phase1`), read strictly; nothing of the learner's runs here."""
     if type(plain) is not dict:
         return verdict(exercise, None, cases, seed)

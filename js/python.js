@@ -29,6 +29,8 @@ const STALL_MS = 30000; // loading may be slow, but not silent this long
 export const INTERRUPT_GRACE_MS = 5000; // an interrupted job's code may take this long to end (C code never sees it)
 export const SIGNAL_AGAIN_MS = 250; // Stop repeats its interrupt this often until the code ends
 const VERDICT_MS = 20_000; // the judge compares a Check's cases in well under a second
+// in the queue, where a job would be: the jobs after it get a fresh worker (a cell's Reset)
+const FRESH = Object.freeze({ kind: "fresh" });
 
 export class PythonRuntime {
   /** @param {{indexURL: string, wheelUrl: string, numpyTimeoutMs: number}} config */
@@ -79,6 +81,13 @@ export class PythonRuntime {
     return job;
   }
 
+  /** A fresh interpreter for the jobs asked for from now on (a cell's Reset): the jobs already
+   * waiting run first, in the worker they were sent to; then that worker is replaced. */
+  fresh() {
+    this.queue.push(FRESH);
+    this._pump();
+  }
+
   /** Start loading the core runtime in the background (hover, focus, typing). */
   prefetch() {
     if (!this.worker && !this.queue.length && !this.current) this.submit(new Job("load", {}));
@@ -114,6 +123,10 @@ export class PythonRuntime {
   _pump() {
     if (this.current || !this.queue.length) return;
     const job = this.queue.shift();
+    if (job === FRESH) {
+      if (this.worker) this._terminate("a fresh interpreter was asked for");
+      return this._pump();
+    }
     if (job.over) return this._pump();
     const fresh = this._spawn();
     this.current = job;

@@ -161,11 +161,20 @@ def test_what_one_cell_changes_in_python_does_not_reach_the_next_run(page, what)
     assert "failed to load" not in out.lower() and "excepthook" not in out
 
 
-def test_reset_returns_a_cell_to_a_working_state(page):
+def test_reset_returns_a_cell_to_a_working_state_in_a_fresh_interpreter(page):
+    """Reset gives a fresh interpreter: what no list of things to put back covers (a file, a
+    warnings filter, sys.path, the torch layer's random state) is gone."""
     run(page, A, "import builtins\nbuiltins.print = None\n")
+    run(page, A, "import sys, warnings, torch\nopen('left.txt', 'w').write('x')\n"
+        "warnings.simplefilter('error')\nsys.path.insert(0, '/left')\ntorch.manual_seed(1)\n")
+    before = workers_started(page)
     cell(page, A).locator("[data-action='reset']").click()
     assert cell(page, A).locator("input[data-blank]").first.is_visible()
-    assert run(page, A, "print('after reset')\n").startswith("after reset")
+    out = run(page, A, "import os, sys, warnings\n"
+              "print(os.path.exists('left.txt'), '/left' in sys.path, warnings.filters[:1])\n")
+    assert out.startswith("False False"), out
+    assert "'error'" not in out
+    assert workers_started(page) == before + 1
 
 
 # ---- 3. background tasks end with their job ----------------------------------------------------

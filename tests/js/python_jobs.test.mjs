@@ -407,6 +407,29 @@ describe("PythonRuntime", () => {
     assert.equal(rt.workers, 2);
   });
 
+  test("fresh(): the jobs waiting run in their worker, the jobs after it in a new one", async () => {
+    const rt = runtime();
+    rt.fresh(); // nothing started yet: nothing to replace
+    const first = run(rt, "1");
+    const { worker, msg } = await sent();
+    const waiting = run(rt, "2");
+    rt.fresh(); // a cell's Reset
+    const after = run(rt, "3");
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    await ended(first, "done");
+    await settle(() => worker.jobs.length === 2);
+    assert.equal(worker.jobs[1].code, "2");
+    worker.send({ id: worker.jobs[1].id, type: "done", outcome: { ok: true } });
+    await ended(waiting, "done");
+    const { worker: next, msg: third } = await sent();
+    assert.notEqual(next, worker);
+    assert.equal(worker.terminated, true);
+    assert.equal(third.code, "3");
+    next.send({ id: third.id, type: "done", outcome: { ok: true } });
+    await ended(after, "done");
+    assert.equal(rt.workers, 2);
+  });
+
   test("queued -> failed: a download silent for STALL_MS is a load failure", async () => {
     mock.timers.enable({ apis: ["setTimeout"] });
     const { job, worker, msg } = await submitted("import numpy");

@@ -471,8 +471,10 @@ def _read_inputs(p: object, like: dict) -> dict | None:
             except (ValueError, TypeError, KeyError):
                 return None
             out[name] = array.astype(original.dtype)
-        elif type(value) is type(original) or (type(original) is float and type(value) is int):
-            out[name] = type(original)(value)
+        elif type(value) is type(original):  # a number, a mode's name, a flag, None
+            out[name] = value
+        elif type(original) is float and type(value) is int:  # a whole float, as JS sent it
+            out[name] = float(value)
         else:
             return None
     return out

@@ -30,7 +30,7 @@ let nextId = 1;
 
 export class Job {
   /**
-   * @param {string} kind "load" | "run" | "check" | "demo"
+   * @param {string} kind "load" | "run" | "check" | "demo" | "verdict" (the judge's, js/python.js)
    * @param {object} payload what the worker needs (code, parts, exercise, config)
    * @param {{limitMs?: number, quietMs?: number}} limits limitMs: time the code may run (0: none);
    *   quietMs: longest silence while it runs (the demo reports every few steps)

@@ -160,7 +160,8 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
             except pyodide_dist.DistError as err:
                 raise PluginError(f"Pyodide: {err}") from err
         self.wheel = wheel.build([lesson.manifest for lesson in self.lessons.values()])
-        self.demo_html = demo_widget(demo_sample(self.root))
+        self.demo = demo_sample(self.root)
+        self.demo_html = demo_widget(self.demo)
         # what the page's scripts read: overrides/main.html writes it into <script id="rl-config">
         # with the page's `base` (the paths resolve against it), js/dom.js siteConfig() parses it
         digest = hashlib.sha256(self.wheel[1]).hexdigest()[:16]  # a new wheel, a new URL
@@ -271,6 +272,7 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
     def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files):
         lang = page_language(page.file.src_path)
         try:
+            markdown = demo_numbers(markdown, page.file.src_path, self.demo)
             markdown = pins.substitute(markdown, page.file.src_path, self.pins)
             markdown = localize_snippets(markdown, page.file.src_path, lang,
                                          Path(config.docs_dir))
@@ -363,6 +365,27 @@ def demo_sample(root: Path) -> dict:
         )
         tmp.replace(out)  # whole or not at all: another build may be reading
     return json.loads(out.read_text(encoding="utf-8"))
+
+
+# {{ demo.<run>.<metric> }} on a page: where that curve of the sample run ends (the mean of the
+# last fifth of its logged points, as `python -m rl_ops_numpy.demo` prints it), to 2 decimals
+_DEMO_NUMBER = re.compile(r"\{\{\s*demo\.(\w+)\.(\w+)\s*\}\}")
+
+
+def demo_numbers(markdown: str, page: str, sample: dict) -> str:
+    """``markdown`` with each ``{{ demo.grpo.rm_score }}`` replaced by the sample run's number,
+    so a page quotes the run the build made, never a number typed by hand."""
+    from rl_ops_numpy.demo.__main__ import fifths
+
+    def number(m: re.Match) -> str:
+        run, metric = m.groups()
+        values = sample.get(run, {}).get(metric) if isinstance(sample.get(run), dict) else None
+        if not values:
+            line = markdown.count("\n", 0, m.start()) + 1
+            raise ValueError(f"{page}:{line}: {m.group(0)}: the sample run has no {run}.{metric}")
+        return f"{fifths(values)[1]:.2f}"
+
+    return _DEMO_NUMBER.sub(number, markdown)
 
 
 def progress_widget(chapters: list[Chapter], lang: str) -> str:

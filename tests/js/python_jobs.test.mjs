@@ -92,6 +92,15 @@ async function submitted(code, { isolated = false, limits = {} } = {}) {
   return { rt, job, worker, msg };
 }
 
+/** A runtime whose worker has served one job to its end (it is no fresh worker any more). */
+async function servedOneJob() {
+  const { rt, job, worker, msg } = await submitted("1");
+  worker.send({ id: msg.id, type: "ack" });
+  worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+  await ended(job, "done");
+  return { rt, worker };
+}
+
 /** A job of `code` on an isolated page (an interrupt buffer), acknowledged and running. */
 async function runningIsolated(code) {
   const { rt, job, worker, msg } = await submitted(code, { isolated: true });
@@ -369,12 +378,7 @@ describe("PythonRuntime", () => {
 
   test("a worker that served a job and went silent is replaced: the next job goes to a fresh one", async () => {
     mock.timers.enable({ apis: ["setTimeout"] });
-    const rt = runtime();
-    const first = run(rt, "1");
-    const { worker, msg } = await sent();
-    worker.send({ id: msg.id, type: "ack" });
-    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
-    await ended(first, "done");
+    const { rt, worker } = await servedOneJob();
     const second = run(rt, "2"); // the worker closed itself, or a leftover task wedges it
     await settle();
     assert.equal(worker.jobs.at(-1).code, "2");
@@ -392,12 +396,7 @@ describe("PythonRuntime", () => {
 
   test("a fresh worker that does not answer either fails the job: no endless retries", async () => {
     mock.timers.enable({ apis: ["setTimeout"] });
-    const rt = runtime();
-    const first = run(rt, "1");
-    const { worker, msg } = await sent();
-    worker.send({ id: msg.id, type: "ack" });
-    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
-    await ended(first, "done");
+    const { rt } = await servedOneJob();
     const second = run(rt, "2");
     await settle();
     mock.timers.tick(5000); // the old worker is silent: a fresh one gets the job

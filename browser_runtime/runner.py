@@ -9,7 +9,6 @@ blank. The same code runs under CPython in the tests.
 
 from __future__ import annotations
 
-import ast
 import linecache
 import sys
 import traceback
@@ -118,37 +117,12 @@ def format_exception(err: BaseException, code: str, parts: list[Part]) -> str:
 
 
 def syntax_error(code: str, parts: list[dict] | None = None) -> str | None:
-    """The learner's syntax error, formatted, or None: checked before numpy is even fetched."""
+    """The learner's syntax error, formatted, or None: said before anything else runs."""
     try:
         compile(code, CELL, "exec")
     except SyntaxError as err:
         return format_syntax_error(err, code, parts_from(parts, code))
     return None
-
-
-# what a cell may import that the worker loads on demand: numpy, and what is built on it
-PACKAGES = frozenset({"numpy", "torch", "rl_ops_numpy", "browser_runtime"})
-
-
-def needs_packages(code: str) -> bool:
-    """Whether ``code`` imports numpy, torch (the layer over numpy) or rl_ops_numpy anywhere:
-    ``import math, torch``, ``from torch import nn``, an import inside a function. Read from its
-    ``ast``, so a string or a comment that says ``import torch`` does not count; code that does not
-    parse needs nothing (its syntax error is said first)."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module]
-        else:
-            continue
-        if any(name.split(".")[0] in PACKAGES for name in names):
-            return True
-    return False
 
 
 def run_cell(code: str, parts: list[dict] | None = None, namespace: dict | None = None) -> bool:

@@ -7,13 +7,17 @@
 //
 // Limits are enforced from here, outside the interpreter: a run's time limit counts from the
 // moment its code starts; a job the worker does not acknowledge within ACK_MS, or a runtime whose
-// download makes no progress for STALL_MS, means a worker that cannot answer. A worker that
-// served earlier jobs and then went silent (closed or wedged by what a job left behind) is
-// replaced, and the job goes to the fresh one; a fresh worker's silence fails the job. Stop interrupts
-// Python in place where the page is cross-origin isolated (one interrupt buffer per job);
-// whatever does not end within INTERRUPT_GRACE_MS, or when the page is not isolated, ends with
-// its worker, and the next job starts a fresh one. The worker also asks for a fresh one when a
-// job left the interpreter in a state it cannot put back.
+// download makes no progress for STALL_MS, means a worker that cannot answer. A worker started
+// before its job (the spare, the judge) that is silent when the job comes is replaced, and the job
+// goes to a fresh one; a fresh worker's silence fails the job. Stop interrupts Python in place where
+// the page is cross-origin isolated (one interrupt buffer per job); whatever does not end within
+// INTERRUPT_GRACE_MS, or when the page is not isolated, ends with its worker.
+//
+// Every job that runs learner code (Run, Check's phase 1, the demo) has a worker of its own,
+// ended when the job is: no state of one job reaches another, by construction. The page's first
+// worker loads the long way and sends the boot image (js/boot.js); every later worker, the judge's
+// too, starts from it in a fraction of a second, and one is started ahead (the spare), so the next
+// Run finds its interpreter ready.
 //
 // Check's verdict is the judge's: a second runtime (`judge`) whose worker runs verdict jobs and
 // nothing else, so no learner code ever runs in it. A Check job's worker hands over only phase 1
@@ -29,13 +33,16 @@ const STALL_MS = 30000; // loading may be slow, but not silent this long
 export const INTERRUPT_GRACE_MS = 5000; // an interrupted job's code may take this long to end (C code never sees it)
 export const SIGNAL_AGAIN_MS = 250; // Stop repeats its interrupt this often until the code ends
 const VERDICT_MS = 20_000; // the judge compares a Check's cases in well under a second
-// in the queue, where a job would be: the jobs after it get a fresh worker (a cell's Reset)
-const FRESH = Object.freeze({ kind: "fresh" });
+// the jobs whose worker ends with them: they run learner code
+const LEARNER_CODE = new Set(["run", "check", "demo"]);
 
 export class PythonRuntime {
-  /** @param {{indexURL: string, wheelUrl: string, numpyTimeoutMs: number}} config */
-  constructor(config) {
+  /** @param {{indexURL: string, wheelUrl: string, numpyTimeoutMs: number}} config
+   * @param {{image: object | null}} boot the boot image, shared with the judge (js/boot.js) */
+  constructor(config, boot = { image: null }) {
     this.config = config;
+    this.boot = boot;
+    this.images = 0; // boot images made by this runtime's workers (the long loads; tests read it)
     this.worker = null;
     this.port = null;
     this.loaded = false; // the core runtime is up in the current worker
@@ -49,7 +56,7 @@ export class PythonRuntime {
 
   /** The runtime whose worker judges Checks (config.judge: it runs nothing else). */
   get judge() {
-    this.judgeRuntime ??= new PythonRuntime({ ...this.config, judge: true });
+    this.judgeRuntime ??= new PythonRuntime({ ...this.config, judge: true }, this.boot);
     return this.judgeRuntime;
   }
 
@@ -75,17 +82,11 @@ export class PythonRuntime {
   submit(job) {
     if (job.over) return job; // stopped while python.js loaded
     job.runtime = this;
-    if (job.kind === "check") this.judge.prefetch(); // it loads while the learner's code runs
+    // the judge starts from the boot image while the learner's code runs
+    if (job.kind === "check" && this.boot.image) this.judge.prefetch();
     this.queue.push(job);
     this._pump();
     return job;
-  }
-
-  /** A fresh interpreter for the jobs asked for from now on (a cell's Reset): the jobs already
-   * waiting run first, in the worker they were sent to; then that worker is replaced. */
-  fresh() {
-    this.queue.push(FRESH);
-    this._pump();
   }
 
   /** Start loading the core runtime in the background (hover, focus, typing). */
@@ -123,10 +124,6 @@ export class PythonRuntime {
   _pump() {
     if (this.current || !this.queue.length) return;
     const job = this.queue.shift();
-    if (job === FRESH) {
-      if (this.worker) this._terminate("a fresh interpreter was asked for");
-      return this._pump();
-    }
     if (job.over) return this._pump();
     const fresh = this._spawn();
     this.current = job;
@@ -153,6 +150,11 @@ export class PythonRuntime {
 
   _receive(msg) {
     const job = this.current;
+    if (msg.type === "image") {
+      this.boot.image = msg.image;
+      this.images++;
+      return;
+    }
     if (msg.type === "progress") {
       if (job?.state === "queued") this._watch(job); // the download goes on
       if (msg.ready) this.loaded = true;
@@ -181,11 +183,12 @@ export class PythonRuntime {
       else if (job.kind === "check" && !outcome.failure) this._judged(job, outcome);
       else job.move(outcome.failure ? "failed" : "done", outcome);
       if (msg.restart) this._terminate(msg.restart);
+      else if (LEARNER_CODE.has(job.kind)) this._retire();
       this._pump();
     }
   }
 
-  /** `job` was sent to a worker that served earlier jobs and does not answer now: a fresh
+  /** `job` was sent to a worker started before it that does not answer now: a fresh
    * worker gets it (still queued: none of its code ran). */
   _resend(job) {
     this.current = null;
@@ -230,8 +233,19 @@ export class PythonRuntime {
         message: event.message || "the Python worker failed to start",
       });
     };
-    this.worker.postMessage({ type: "init", config: this.config }, [channel.port2]);
+    this.worker.postMessage({ type: "init", config: { ...this.config, image: this.boot.image } }, [channel.port2]);
     return true;
+  }
+
+  /** End the worker a job ran learner code in, and start the next one's now (a spare from the
+   * boot image: the next job finds it ready). */
+  _retire() {
+    this.worker?.terminate();
+    this.port?.close();
+    this.worker = null;
+    this.port = null;
+    this.loaded = false;
+    if (this.boot.image) this._spawn();
   }
 
   /** End the worker (a fresh one starts with the next job). */

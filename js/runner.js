@@ -14,7 +14,7 @@
 import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, STORAGE, saveJSON } from "./dom.js";
 import { Editor } from "./editor.js";
 import { reasonText, strings } from "./i18n.js";
-import { fresh, LIMITS, prefetch, start } from "./runtime.js";
+import { LIMITS, prefetch, start } from "./runtime.js";
 import { JobView } from "./view.js";
 
 const BLANK = "_____";
@@ -382,12 +382,10 @@ class Cell {
     this.notice.hidden = !text;
   }
 
-  /** Back to the exercise as published; a job of this cell is stopped, and the next job runs in
-   * a fresh interpreter (nothing any cell's code left behind). Old versions' work is kept (it is
-   * offered until discarded). */
+  /** Back to the exercise as published; a job of this cell is stopped (every job runs in a fresh
+   * interpreter anyway: js/python.js). Old versions' work is kept (offered until discarded). */
   reset() {
     this.view.drop(); // its job is stopped, and whatever it says now is not shown
-    fresh();
     for (const b of this.blanks) {
       b.value = "";
       this._fit(b);

@@ -54,14 +54,6 @@ export function start(kind, payload, limits = {}) {
   return job;
 }
 
-/** A fresh interpreter for the jobs started from now on (Reset), if Python was ever asked for. */
-export function fresh() {
-  pending?.then(
-    (rt) => rt.fresh(),
-    () => {},
-  );
-}
-
 /** Start loading Python in the background (hover, focus, typing). */
 export function prefetch() {
   python().then(

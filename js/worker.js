@@ -19,22 +19,27 @@
 //                   {id, type: "event", data}                  a value the demo emitted
 //                   {id, type: "ended"}                        the job's code ended (Stop has
 //                                                               nothing left to interrupt)
-//                   {id, type: "done", outcome, restart}       outcome: {ok, result?, failure?}
+//                   {id, type: "done", outcome, restart}       outcome: {ok, result?, failure?};
+//                                                               restart: why the interpreter is dead
+//                   {type: "image", image}                     the boot image (js/boot.js), sent
+//                                                               once by a worker started without one
 //
 // A failure's kind is "load" (part of the runtime could not be fetched or started; `what`
 // names it) or "error" (Python raised in the site's own code, e.g. the checker). Errors in the
 // learner's code are not failures: they are the run's stderr.
 //
-// After every job the interpreter is put back as it was (browser_runtime/sandbox.py):
-// learner-made changes undone, learner timers cleared. `restart` asks the page for a fresh
-// worker when that is not enough (the interpreter exited or failed, a closed stream, a huge heap).
+// No job's code ever meets another job's state: the page gives every job that runs learner code
+// a worker of its own and ends it after (js/python.js), and each worker starts from the page's
+// boot image, a snapshot of an interpreter no learner code has touched (js/boot.js). The judge's
+// worker runs only the site's own code, so it serves every verdict.
+
+import { fromImage, makeImage } from "./boot.js";
 
 let port = null;
-let config = null; // {indexURL, wheelUrl, numpyTimeoutMs}
+let config = null; // {indexURL, wheelUrl, numpyTimeoutMs, judge?, image?}
 let pyodide = null;
 let corePromise = null;
-let packagesPromise = null;
-let trusted = null; // PyProxies taken before any learner code ran (see trust())
+let trusted = null; // the site's modules the jobs call: {runner, check, demo}
 
 const send = (msg) => port.postMessage(msg);
 
@@ -119,29 +124,56 @@ class LoadError extends Error {
   }
 }
 
-function loadCore() {
+/** Bytes of `url`, or a LoadError naming its file. */
+async function bytes(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new LoadError(`${fileName(url)} (HTTP ${response.status})`, `HTTP ${response.status}`);
+  return response.arrayBuffer();
+}
+
+/** pyodide.asm.wasm, compiled as it arrives (where the server says it is wasm), else after. */
+async function compileMain() {
+  const url = `${config.indexURL}pyodide.asm.wasm`;
+  try {
+    return await WebAssembly.compileStreaming(fetch(url));
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err; // not a wasm MIME type: compile the bytes
+    return WebAssembly.compile(await bytes(url));
+  }
+}
+
+/** The long way (the page's first worker): fetch and compile everything, warm up, and send the
+ * page the boot image every later worker starts from (js/boot.js). */
+async function make() {
+  send({ type: "progress", stage: "pyodide.asm.wasm", loaded: 0, total: 0 });
+  const lock = JSON.parse(new TextDecoder().decode(await bytes(`${config.indexURL}pyodide-lock.json`)));
+  const numpy = lock.packages.numpy.file_name;
+  const [main, ...wheels] = await Promise.all([
+    compileMain(),
+    withTimeout(bytes(`${config.indexURL}${numpy}`), config.numpyTimeoutMs, numpy),
+    bytes(config.wheelUrl),
+  ]);
+  const { py, image } = await makeImage(config.indexURL, main, wheels);
+  port.postMessage({ type: "image", image }, [image.snapshot.buffer]);
+  return py;
+}
+
+/** The interpreter: from the page's boot image when it has one, else made the long way. */
+function load() {
   corePromise ??= (async () => {
-    send({ type: "progress", stage: "pyodide.asm.wasm", loaded: 0, total: 0 });
-    const wheel = rawFetch(config.wheelUrl)
-      .then((r) => {
-        if (!r.ok) throw new Error(`HTTP ${r.status}`);
-        return r.arrayBuffer();
-      })
-      .catch((err) => {
-        throw new LoadError(fileName(config.wheelUrl), String(err?.message ?? err));
-      });
+    lastFailedFetch = null;
     try {
-      const { loadPyodide } = await import(`${config.indexURL}pyodide.mjs`);
-      pyodide = await loadPyodide({
-        indexURL: config.indexURL,
-        lockFileURL: `${config.indexURL}pyodide-lock.json`,
-      });
+      pyodide = config.image ? await fromImage(config.indexURL, config.image) : await make();
     } catch (err) {
+      if (err instanceof LoadError) throw err;
       throw new LoadError(lastFailedFetch ?? "pyodide.mjs", String(err?.message ?? err));
     }
-    // rl_ops_numpy's pure-Python parts (the cell runner) work before numpy arrives
-    pyodide.unpackArchive(await wheel, "wheel");
-    trust(pyodide);
+    config.image = null; // the page keeps it; this worker needs it no more
+    trusted = {
+      runner: pyodide.pyimport("browser_runtime.runner"),
+      check: pyodide.pyimport("browser_runtime.check"),
+      demo: pyodide.pyimport("rl_ops_numpy.demo"),
+    };
     send({ type: "progress", ready: true });
     return pyodide;
   })();
@@ -157,71 +189,6 @@ function withTimeout(promise, ms, what) {
     timer = realSetTimeout(() => reject(new LoadError(what, `no answer after ${ms / 1000} s`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => realClearTimeout(timer));
-}
-
-/** numpy, the torch layer and the checker, once per worker; then the interpreter's snapshot. */
-function loadPackages() {
-  packagesPromise ??= (async () => {
-    const py = await loadCore();
-    const messages = [];
-    lastFailedFetch = null;
-    await withTimeout(
-      py.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (m) => messages.push(m) }),
-      config.numpyTimeoutMs,
-      "numpy",
-    );
-    try {
-      py.pyimport("numpy"); // loadPackage logs failures instead of throwing: check the import
-    } catch {
-      throw new LoadError(lastFailedFetch ?? "numpy", messages.join("\n") || "numpy could not be imported");
-    }
-    py.runPython(
-      "from browser_runtime import install_torch\ninstall_torch()\n" +
-        "import browser_runtime.check, rl_ops_numpy.demo",
-    );
-    trust(py, { packages: true });
-  })();
-  packagesPromise.catch(() => {
-    packagesPromise = null;
-  });
-  return packagesPromise;
-}
-
-/** Take every Python object the worker calls, and the interpreter's snapshot, while only trusted
- * code has run: once the core is up, again once the packages are (the interpreter was just put
- * back, so still only trusted code has run). `restore` is checked before each call: its code and
- * defaults must still be the objects seen here (a learner could swap them), compared by
- * Python's built-in `id`. */
-function trust(py, { packages = false } = {}) {
-  const sandbox = py.pyimport("browser_runtime.sandbox");
-  const id = trusted?.id ?? py.pyimport("builtins").id;
-  const restore = trusted?.restore ?? sandbox.restore;
-  trusted?.snapshot.destroy();
-  // the objects themselves are kept alive here, so no other object can ever reuse their ids
-  const kept = trusted?.kept ?? [restore.__code__, restore.__defaults__];
-  trusted = {
-    id,
-    restore,
-    kept,
-    code: id(kept[0]),
-    defaults: id(kept[1]),
-    snapshot: sandbox.snapshot(),
-    runner: trusted?.runner ?? py.pyimport("browser_runtime.runner"),
-    check: packages ? py.pyimport("browser_runtime.check") : null,
-    demo: packages ? py.pyimport("rl_ops_numpy.demo") : null,
-  };
-}
-
-/** Put the interpreter back as it was; the reasons it cannot be, if any. */
-function restoreInterpreter() {
-  clearJobTimers();
-  if (!trusted) return [];
-  const { id, restore } = trusted;
-  if (id(restore.__code__) !== trusted.code || id(restore.__defaults__) !== trusted.defaults) {
-    return ["the site's own restore function was changed"];
-  }
-  const heap = pyodide._module.HEAP8.length;
-  return restore(trusted.snapshot, heap).toJs();
 }
 
 // ---- output: batched, and capped per job ---------------------------------------------------
@@ -330,23 +297,16 @@ const KINDS = { judge: ["load", "verdict"], learner: ["load", "run", "check", "d
 async function execute(msg, output) {
   const { id, kind } = msg;
   if (!KINDS[config.judge ? "judge" : "learner"].includes(kind)) throw new Error(`no ${kind} jobs in this worker`);
-  if (kind === "load") {
-    await loadCore();
-    return { ok: true };
-  }
-  const core = await loadCore();
+  const py = await load();
+  if (kind === "load") return { ok: true };
   if (kind === "run" || kind === "check") {
-    const error = syntaxError(core, msg.code, msg.parts);
+    const error = syntaxError(py, msg.code, msg.parts);
     if (error && kind === "run") {
       output.write("stderr", error);
       return { ok: false };
     }
     if (error) return { ok: true, result: { phase1: { outputs: [], error, shrunk: null } } };
   }
-  // Run loads numpy only for code that imports it (Python reads the imports from the code's ast);
-  // Check and the demo always need it
-  if (kind !== "run" || trusted.runner.needs_packages(msg.code)) await loadPackages();
-  const py = core;
   py.setStdout(output.stream("stdout", true)); // a tty: Python flushes it at every newline
   py.setStderr(output.stream("stderr", false));
   if (msg.interrupt) py.setInterruptBuffer(msg.interrupt);
@@ -402,7 +362,7 @@ async function execute(msg, output) {
     try {
       py.runPython("import sys\nsys.stdout.flush()\nsys.stderr.flush()");
     } catch {
-      /* a stream the learner replaced or closed: restore below puts it back or says so */
+      /* a stream the learner replaced or closed: the worker ends with the job anyway */
     }
   }
 }
@@ -422,17 +382,16 @@ async function handle(msg) {
     };
   }
   output.finish();
-  // put the interpreter back for the next job; when that cannot be done, ask for a new worker
-  let problems;
+  clearJobTimers();
+  let restart = null;
   try {
-    problems = pyodide ? [...restoreInterpreter()] : [];
     pyodide?.runPython("1"); // the interpreter still answers (not exited, not fatally failed)
   } catch (err) {
-    problems = [String(err?.message ?? err).split("\n")[0]];
+    restart = String(err?.message ?? err).split("\n")[0];
     // the job ended the interpreter itself (os._exit, a fatal error): that is what it failed of
     if (outcome.failure?.kind === "error") outcome.failure.kind = "died";
   }
-  send({ id: msg.id, type: "done", outcome, restart: problems.length ? problems.join("; ") : null });
+  send({ id: msg.id, type: "done", outcome, restart });
 }
 
 let queue = Promise.resolve();
@@ -440,6 +399,7 @@ self.addEventListener("message", (event) => {
   if (port || event.data?.type !== "init") return;
   config = event.data.config;
   [port] = event.ports;
+  if (config.image) load().catch(() => {}); // a spare: ready before its job arrives (a failure shows then)
   port.onmessage = (e) => {
     const msg = e.data;
     send({ id: msg.id, type: "ack" });

@@ -106,6 +106,11 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request, client_address) -> None:
+        # a page closed while a file was on its way is no error of the server's
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 # headers that make a page cross-origin isolated (SharedArrayBuffer, Pyodide interrupts)
 ISOLATED = {

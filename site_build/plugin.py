@@ -230,6 +230,8 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
             (node / "katex" / "dist", "fonts/*.woff2", "assets/katex"),
             (node / "uplot" / "dist", "uPlot.esm.js", "assets/uplot"),
             (node / "uplot" / "dist", "uPlot.min.css", "assets/uplot"),
+            # js/boot.js unzips the wheels with it
+            (node / "fflate" / "esm", "browser.js", "assets/fflate"),
         ]
         for src_dir, pattern, dest_dir in assets:
             matches = sorted(p for p in src_dir.glob(pattern) if p != self.root / "js" / "sw.js")

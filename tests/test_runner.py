@@ -307,27 +307,6 @@ def test_the_shrunk_case_never_changes_the_count_and_a_forged_one_is_not_shown()
         assert result["failures"] == plain["failures"], forged
 
 
-@pytest.mark.parametrize(
-    ("code", "needed"),
-    [
-        ("import math, torch\n", True),
-        ("from torch import nn\n", True),
-        ("import numpy as np\n", True),
-        ("from rl_ops_numpy.gae import compute_gae\n", True),
-        ("def f():\n    import torch\n    return torch\n", True),
-        ("import math\nprint(math.pi)\n", False),
-        ("s = 'import torch'  # import numpy\n", False),
-        ("from . import torch\n", False),
-        ("import torchvision_like_name\n", False),
-        ("import (\n", False),
-    ],
-)
-def test_python_decides_from_the_ast_whether_a_cell_needs_numpy_and_torch(code, needed):
-    from browser_runtime.runner import needs_packages
-
-    assert needs_packages(code) is needed
-
-
 # ---- the judge: phase 3 from plain data, in an interpreter the learner's code never touched -----
 
 

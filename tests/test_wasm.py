@@ -23,7 +23,6 @@ import torch as real_torch
 from .conftest import LESSONS, ROOT
 from .golden import golden_path
 from .test_runner import _cell
-from .test_sandbox import PATCHES
 from .test_torch_layer import (
     EXPRESSION_LIST,
     expression_ulps,
@@ -71,7 +70,6 @@ def wasm(built_site, tmp_path_factory) -> dict:
                      strict=True)),
         ],
         "expressions": EXPRESSION_LIST,
-        "sandbox": [PATCHES[what][0] for what in sorted(PATCHES)],
         "demo": DEMO,
     }
     (work / "tasks.json").write_text(json.dumps(tasks), encoding="utf-8")
@@ -169,12 +167,6 @@ def test_torch_expressions_keep_the_layers_contract_on_wasm32(wasm):
         if not _agrees(wasm["expressions"][expr], _torch_summary(expr), expression_ulps(expr))
     ]
     assert not bad, bad
-
-
-@pytest.mark.parametrize("what", sorted(PATCHES))
-def test_restore_puts_back_what_learner_code_changed_on_wasm32(wasm, what):
-    result = wasm["sandbox"][sorted(PATCHES).index(what)]
-    assert result == {"changed": [], "problems": []}
 
 
 def test_the_demo_trains_on_wasm32(wasm):

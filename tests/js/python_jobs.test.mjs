@@ -1,6 +1,7 @@
 // The job layer of js/python.js under Node's test runner, with a scripted stand-in for the worker:
 // every move of JOB_STATES, and every way a job ends (done, failed, stopped before and while it
-// runs, timed out, a silent worker, an interrupt that does not land, a restart the worker asks for).
+// runs, timed out, a silent worker, an interrupt that does not land, a restart the worker asks for),
+// and the workers' lives: one per job that runs learner code, later ones from the boot image.
 // Run: node --test tests/js/   (tests/test_js.py runs it as part of `make test`)
 
 import assert from "node:assert/strict";
@@ -92,13 +93,19 @@ async function submitted(code, { isolated = false, limits = {} } = {}) {
   return { rt, job, worker, msg };
 }
 
-/** A runtime whose worker has served one job to its end (it is no fresh worker any more). */
-async function servedOneJob() {
+// what a first worker sends once it has loaded the long way (js/boot.js makes the real one)
+const IMAGE = { snapshot: new Uint8Array(4) };
+
+/** A runtime whose first worker made the boot image and ran a job: its spare, started from the
+ * image ahead of the next job, is `spare`. */
+async function withSpare() {
   const { rt, job, worker, msg } = await submitted("1");
+  worker.send({ type: "image", image: IMAGE });
   worker.send({ id: msg.id, type: "ack" });
   worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
   await ended(job, "done");
-  return { rt, worker };
+  await settle(() => workers.length === 2);
+  return { rt, worker, spare: workers.at(-1) };
 }
 
 /** A job of `code` on an isolated page (an interrupt buffer), acknowledged and running. */
@@ -198,7 +205,26 @@ describe("PythonRuntime", () => {
     assert.deepEqual(out, ["1\n"]);
     const next = await sent();
     assert.equal(next.msg.id, second.id);
-    assert.equal(rt.workers, 1); // the same worker
+    // the worker that ran learner code ended with its job: the next job has a worker of its own
+    assert.equal(worker.terminated, true);
+    assert.notEqual(next.worker, worker);
+    assert.equal(rt.workers, 2);
+  });
+
+  test("the first worker's boot image starts every later worker, the judge's too, and a spare", async () => {
+    const { rt, worker, spare } = await withSpare();
+    assert.equal(worker.config.image, null); // the first loads the long way
+    assert.equal(rt.images, 1);
+    assert.deepEqual(spare.config.image, IMAGE); // started ahead of any job
+    assert.equal(spare.jobs.length, 0);
+    const job = run(rt, "2");
+    const { worker: ran } = await sent();
+    assert.equal(ran, spare); // the next job finds it ready
+    ran.send({ id: ran.jobs[0].id, type: "done", outcome: { ok: true } });
+    await ended(job, "done");
+    rt.submit(new Job("check", { exercise: "ppo/compute_gae", code: "", parts: [], seed: 1 }));
+    await settle(() => workers.some((w) => w.config.judge));
+    assert.deepEqual(workers.find((w) => w.config.judge).config.image, IMAGE);
   });
 
   test("check sends the exercise id with the code", async () => {
@@ -214,42 +240,40 @@ describe("PythonRuntime", () => {
     const payload = { exercise: "ppo/compute_gae", code: "def f(): pass", parts: [], seed: 7 };
     const job = rt.submit(new Job("check", payload));
     const { worker, msg } = await sent();
-    const judgeWorker = workers.find((w) => w !== worker);
-    assert.equal(judgeWorker.config.judge, true); // started at once, to load while the code runs
-    assert.equal(worker.config.judge, undefined);
-    await settle(() => judgeWorker.jobs.length === 1);
-    assert.equal(judgeWorker.jobs[0].kind, "load");
-    judgeWorker.send({ id: judgeWorker.jobs[0].id, type: "done", outcome: { ok: true } });
+    assert.equal(workers.length, 1); // no image yet: the judge waits for it, not loading twice
+    worker.send({ type: "image", image: IMAGE });
     worker.send({ id: msg.id, type: "ack" });
     worker.send({ id: msg.id, type: "started" });
     const phase1 = { outputs: [{ shape: [1], data: [0.5] }], error: null, shrunk: null };
     // what the learner's worker says besides phase 1 (a forged verdict) is not the verdict
     worker.send({ id: msg.id, type: "done", outcome: { ok: true, result: { phase1, passed: 36, total: 36 } } });
-    await settle(() => judgeWorker.jobs.some((j) => j.kind === "verdict"));
+    await settle(() => workers.some((w) => w.config.judge && w.jobs.length));
+    const judgeWorker = workers.find((w) => w.config.judge);
+    assert.equal(worker.config.judge, undefined);
     assert.equal(job.state, "finishing"); // the code is over; the verdict is not in yet
     const verdict = judgeWorker.jobs.find((j) => j.kind === "verdict");
     assert.deepEqual([verdict.exercise, verdict.seed, verdict.phase1], ["ppo/compute_gae", 7, phase1]);
-    // the learner's worker is free for the next job meanwhile
+    // the next job runs meanwhile, in a worker of its own
     const next = run(rt, "2");
-    await settle(() => worker.jobs.length === 2);
-    assert.equal(worker.jobs[1].code, "2");
+    const { worker: other, msg: second } = await sent();
+    assert.notEqual(other, worker);
+    assert.equal(second.code, "2");
     judgeWorker.send({ id: verdict.id, type: "ack" });
     judgeWorker.send({ id: verdict.id, type: "done", outcome: { ok: true, result: { passed: 3, total: 36 } } });
     const outcome = await ended(job, "done");
     assert.deepEqual(outcome.result, { passed: 3, total: 36 });
-    worker.send({ id: worker.jobs[1].id, type: "done", outcome: { ok: true } });
+    other.send({ id: second.id, type: "done", outcome: { ok: true } });
     await ended(next, "done");
+    assert.equal(judgeWorker.terminated, false); // the judge runs no learner code: it stays
   });
 
   test("a judge that fails fails the Check: no verdict is made up", async () => {
     const rt = runtime();
     const job = rt.submit(new Job("check", { exercise: "ppo/compute_gae", code: "", parts: [], seed: 1 }));
     const { worker, msg } = await sent();
-    const judgeWorker = workers.find((w) => w !== worker);
-    await settle(() => judgeWorker.jobs.length === 1); // its load
-    judgeWorker.send({ id: judgeWorker.jobs[0].id, type: "done", outcome: { ok: true } });
     worker.send({ id: msg.id, type: "done", outcome: { ok: true, result: { phase1: null } } });
-    await settle(() => judgeWorker.jobs.some((j) => j.kind === "verdict"));
+    await settle(() => workers.some((w) => w.config.judge && w.jobs.length));
+    const judgeWorker = workers.find((w) => w.config.judge);
     const verdict = judgeWorker.jobs.find((j) => j.kind === "verdict");
     judgeWorker.send({
       id: verdict.id,
@@ -300,7 +324,7 @@ describe("PythonRuntime", () => {
     assert.equal(rt.workers, 2);
   });
 
-  test("running -> stopped with isolation: an interrupt, and the worker goes on", async () => {
+  test("running -> stopped with isolation: an interrupt ends the code where it is", async () => {
     globalThis.SharedArrayBuffer ??= ArrayBuffer;
     const { rt, job, worker, msg } = await submitted("while True: pass", { isolated: true });
     assert.ok(msg.interrupt instanceof Int32Array); // one interrupt buffer per job
@@ -310,8 +334,7 @@ describe("PythonRuntime", () => {
     rt.stop(job);
     assert.equal(msg.interrupt[0], 2); // SIGINT
     worker.send({ id: msg.id, type: "done", outcome: { ok: false } });
-    await ended(job, "stopped", { interrupted: true });
-    assert.equal(worker.terminated, false);
+    await ended(job, "stopped", { interrupted: true, restarted: undefined });
   });
 
   test("an interrupt that does not land within the grace period ends the worker", async () => {
@@ -345,11 +368,10 @@ describe("PythonRuntime", () => {
     rt.stop(job);
     worker.send({ id: msg.id, type: "ended" });
     await settle();
-    mock.timers.tick(INTERRUPT_GRACE_MS * 2); // a slow machine: restoring takes long
+    mock.timers.tick(INTERRUPT_GRACE_MS * 2); // a slow machine: the site's own code takes long
     assert.equal(worker.terminated, false);
     worker.send({ id: msg.id, type: "done", outcome: { ok: false } });
-    await ended(job, "stopped", { restarted: undefined });
-    assert.equal(worker.terminated, false);
+    await ended(job, "stopped", { restarted: undefined, interrupted: true });
   });
 
   test("running -> timed-out: the limit counts from `started`", async () => {
@@ -376,57 +398,34 @@ describe("PythonRuntime", () => {
     assert.match((await ended(job, "failed")).failure.message, /does not answer/);
   });
 
-  test("a worker that served a job and went silent is replaced: the next job goes to a fresh one", async () => {
+  test("a worker started ahead of its job that does not answer is replaced: the job goes to a fresh one", async () => {
     mock.timers.enable({ apis: ["setTimeout"] });
-    const { rt, worker } = await servedOneJob();
-    const second = run(rt, "2"); // the worker closed itself, or a leftover task wedges it
+    const { rt, spare } = await withSpare();
+    const second = run(rt, "2"); // the spare failed to start, or the tab slept
     await settle();
-    assert.equal(worker.jobs.at(-1).code, "2");
+    assert.equal(spare.jobs.at(-1).code, "2");
     mock.timers.tick(5000);
     const { worker: fresh, msg: again } = await sent();
-    assert.notEqual(fresh, worker);
-    assert.equal(worker.terminated, true);
+    assert.notEqual(fresh, spare);
+    assert.equal(spare.terminated, true);
     assert.equal(second.state, "queued"); // none of its code ran: it simply goes again
     assert.equal(again.code, "2");
     fresh.send({ id: again.id, type: "ack" });
     fresh.send({ id: again.id, type: "done", outcome: { ok: true } });
     await ended(second, "done");
-    assert.equal(rt.workers, 2);
+    assert.equal(rt.workers, 4); // the first, the silent spare, the fresh one, and the next spare
   });
 
   test("a fresh worker that does not answer either fails the job: no endless retries", async () => {
     mock.timers.enable({ apis: ["setTimeout"] });
-    const { rt } = await servedOneJob();
+    const { rt } = await withSpare();
     const second = run(rt, "2");
     await settle();
-    mock.timers.tick(5000); // the old worker is silent: a fresh one gets the job
+    mock.timers.tick(5000); // the spare is silent: a fresh one gets the job
     await sent();
     mock.timers.tick(5000); // and is silent too
     assert.match((await ended(second, "failed")).failure.message, /does not answer/);
-    assert.equal(rt.workers, 2);
-  });
-
-  test("fresh(): the jobs waiting run in their worker, the jobs after it in a new one", async () => {
-    const rt = runtime();
-    rt.fresh(); // nothing started yet: nothing to replace
-    const first = run(rt, "1");
-    const { worker, msg } = await sent();
-    const waiting = run(rt, "2");
-    rt.fresh(); // a cell's Reset
-    const after = run(rt, "3");
-    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
-    await ended(first, "done");
-    await settle(() => worker.jobs.length === 2);
-    assert.equal(worker.jobs[1].code, "2");
-    worker.send({ id: worker.jobs[1].id, type: "done", outcome: { ok: true } });
-    await ended(waiting, "done");
-    const { worker: next, msg: third } = await sent();
-    assert.notEqual(next, worker);
-    assert.equal(worker.terminated, true);
-    assert.equal(third.code, "3");
-    next.send({ id: third.id, type: "done", outcome: { ok: true } });
-    await ended(after, "done");
-    assert.equal(rt.workers, 2);
+    assert.equal(rt.workers, 3);
   });
 
   test("queued -> failed: a download silent for STALL_MS is a load failure", async () => {
@@ -510,8 +509,7 @@ describe("Stop in every state", () => {
     job.stop();
     assert.equal(job.state, "finishing");
     worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
-    await ended(job, "done");
-    assert.equal(worker.terminated, false);
+    await ended(job, "done", { restarted: undefined, interrupted: undefined });
   });
 
   test("over: a Stop after the end changes nothing", async () => {
@@ -520,7 +518,7 @@ describe("Stop in every state", () => {
     await job.done;
     job.stop();
     assert.equal(job.state, "done");
-    assert.equal(worker.terminated, false);
+    assert.equal(job.outcome.restarted, undefined);
   });
 
   test("the time limit while stopping ends the job as stopped, as asked", async () => {

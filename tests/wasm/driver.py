@@ -7,8 +7,6 @@ site ships on Pyodide's wasm32 numpy, and writes ``/work/results.json``:
 - ``checks``: the checker on a learner's code -> its result (as the page receives it);
 - ``cells``: the cell runner on a learner's code -> ok, stdout, stderr;
 - ``expressions``: torch expressions under the layer -> dtype, shape, repr and values;
-- ``sandbox``: learner code that patches the interpreter, then ``sandbox.restore`` -> what
-  still differs from before (nothing, when restore works) and what restore reported;
 - ``demo``: the toy RLHF run on a given configuration -> its final metrics.
 """
 
@@ -79,46 +77,6 @@ for cell in tasks["cells"]:
     ok, out, err = captured(lambda cell=cell: runner.run_cell(cell["code"], cell.get("parts")))
     results["cells"].append({"ok": ok, "stdout": out, "stderr": err})
 results["expressions"] = {expr: expression(expr) for expr in tasks["expressions"]}
-def interpreter_state() -> dict:
-    """What learner code commonly changes, by identity or value."""
-    import builtins
-
-    from browser_runtime import check as checker
-    from browser_runtime import torch_layer
-
-    return {
-        "np.allclose": id(np.allclose), "print": id(builtins.print), "len": id(builtins.len),
-        "builtins": tuple(sorted(vars(builtins))), "stdout": id(sys.stdout),
-        "limit": sys.getrecursionlimit(), "trace": sys.gettrace() is None,
-        "verdict": id(checker.verdict), "differs code": id(checker._differs.__code__),
-        "check defaults": id(checker.check.__defaults__),
-        "Tensor": tuple(sorted(vars(torch_layer.Tensor))),
-        "Tensor.__add__": id(torch_layer.Tensor.__add__), "modules": id(sys.modules),
-        "module names": tuple(sorted(sys.modules)), "numpy err": tuple(np.geterr().items()),
-        "numpy precision": np.get_printoptions()["precision"],
-    }
-
-
-def sandbox_task(codes: list[str]) -> list[dict]:
-    """Each learner code, then restore: what differs from before. (Locals only: restore puts
-    this module's namespace back too.)"""
-    from browser_runtime import sandbox
-
-    interpreter_state()  # whatever it imports, before the snapshot
-    snap = sandbox.snapshot()
-    out = []
-    for code in codes:
-        before = interpreter_state()
-        captured(lambda code=code: runner.run_cell(code))
-        problems = sandbox.restore(snap)
-        after = interpreter_state()
-        out.append({"changed": sorted(k for k in before if before[k] != after[k]),
-                    "problems": list(problems)})
-    return out
-
-
-if tasks.get("sandbox"):
-    results["sandbox"] = sandbox_task(tasks["sandbox"])
 
 if tasks.get("demo") is not None:
     from rl_ops_numpy.demo import run

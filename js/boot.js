@@ -1,0 +1,114 @@
+// A fresh Python interpreter in a few hundred milliseconds: the page's first worker loads Pyodide,
+// numpy and our packages the long way (seconds) and takes a memory snapshot of the warmed
+// interpreter, the boot image; every later worker of the page starts from that image, so each job
+// can have an interpreter no other job has touched (js/python.js) without waiting for a load.
+//
+// The image is what Pyodide 0.27's `_makeSnapshot` / `_loadSnapshot` options give (the wasm heap
+// and the JS objects Python holds), plus what the heap alone cannot carry, as Cloudflare's
+// workerd does for its Python workers:
+//   - the files: the virtual file system lives in JS, so every boot writes the wheels' files again;
+//   - numpy's extension modules: loaded before the runtime starts (Emscripten's preRun), in the
+//     boot that makes the image and in every boot from it, so that they sit at the same memory
+//     and table addresses; and the handles Python's dlopen gave them.
+// Both go through one hook on Pyodide's module factory (`_createPyodideModule`), which is
+// Pyodide's own code for the version the site pins (0.27.8; tests/test_browser_*.py run it).
+//
+// image = {snapshot: Uint8Array, main: WebAssembly.Module, libs: [[path, WebAssembly.Module]],
+//          files: [[path, Uint8Array]], handles: {handle: path}}
+
+import { unzipSync } from "../fflate/browser.js";
+
+const SITE_PACKAGES = "/lib/python3.12/site-packages";
+// the extension modules the warm-up imports (a module imported later loads the usual way);
+// making an image checks that the warm-up loaded exactly these
+const LIBS = [
+  "numpy/_core/_multiarray_umath.cpython-312-wasm32-emscripten.so",
+  "numpy/_core/_multiarray_tests.cpython-312-wasm32-emscripten.so",
+  "numpy/linalg/_umath_linalg.cpython-312-wasm32-emscripten.so",
+];
+// what every interpreter has imported before any job: numpy, the torch layer, the checker, the demo
+const WARM =
+  "import numpy\nfrom browser_runtime import install_torch\ninstall_torch()\nimport browser_runtime.check, rl_ops_numpy.demo";
+
+/** The files of `wheels` (ArrayBuffers), as [path under site-packages, bytes]; tests left out. */
+export function unpack(wheels) {
+  const keep = (file) => !file.name.endsWith("/") && !file.name.includes("/tests/");
+  return wheels.flatMap((w) => Object.entries(unzipSync(new Uint8Array(w), { filter: keep })));
+}
+
+/** Pyodide's loadPyodide, its module factory hooked to start from `parts` ({main, libs, files}). */
+async function loader(indexURL, parts) {
+  const { loadPyodide } = await import(`${indexURL}pyodide.mjs`);
+  if (typeof globalThis._createPyodideModule !== "function") await import(`${indexURL}pyodide.asm.js`);
+  const factory = globalThis._createPyodideModule;
+  globalThis._createPyodideModule = (settings) => {
+    // the main module, compiled once per page
+    settings.instantiateWasm = (imports, done) => {
+      WebAssembly.instantiate(parts.main, imports).then((instance) => done(instance, parts.main));
+      return {};
+    };
+    const preload = (Module) => {
+      for (const [path, bytes] of parts.files) {
+        const full = `${SITE_PACKAGES}/${path}`;
+        Module.FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
+        Module.FS.writeFile(full, bytes, { canOwn: false });
+      }
+      for (const [path, module] of parts.libs) {
+        const full = `${SITE_PACKAGES}/${path}`;
+        const dso = Module.newDSO(full, undefined, "loading");
+        dso.refcount = Infinity; // never unloaded
+        dso.global = false;
+        dso.exports = Module.loadWebAssemblyModule(module, {}, full);
+      }
+    };
+    settings.preRun = [preload, ...(settings.preRun ?? [])];
+    return factory(settings);
+  };
+  return loadPyodide;
+}
+
+/** Compile what `unpack` gave: the extension modules the warm-up needs. */
+async function compileLibs(files) {
+  const byPath = new Map(files);
+  return Promise.all(
+    LIBS.map(async (path) => {
+      if (!byPath.has(path)) throw new Error(`numpy's wheel has no ${path}`);
+      return [path, await WebAssembly.compile(byPath.get(path))];
+    }),
+  );
+}
+
+/** Load the long way from `main` (the compiled pyodide.asm.wasm) and `wheels` (numpy's and ours),
+ * warm up, and take the image. Resolves to {py, image}: `py` is the warmed interpreter itself. */
+export async function makeImage(indexURL, main, wheels) {
+  const files = unpack(wheels);
+  const parts = { main, files, libs: await compileLibs(files) };
+  const loadPyodide = await loader(indexURL, parts);
+  const py = await loadPyodide({ indexURL, _makeSnapshot: true });
+  py.runPython(WARM);
+  const { LDSO } = py._module;
+  const loaded = Object.keys(LDSO.loadedLibsByName).filter((p) => p.startsWith(`${SITE_PACKAGES}/`));
+  const extra = loaded.filter((p) => !LIBS.includes(p.slice(SITE_PACKAGES.length + 1)));
+  if (extra.length) throw new Error(`the warm-up loaded extension modules js/boot.js does not preload: ${extra}`);
+  const handles = {};
+  for (const [handle, dso] of Object.entries(LDSO.loadedLibsByHandle)) if (+handle) handles[handle] = dso.name;
+  // Pyodide 0.27.8 snapshots only an interpreter whose loadedPackages is empty; it lists the
+  // wheels it found installed (numpy, ours), which every boot from the image finds again
+  const found = { ...py.loadedPackages };
+  for (const name of Object.keys(found)) delete py.loadedPackages[name];
+  const snapshot = py.makeMemorySnapshot();
+  Object.assign(py.loadedPackages, found);
+  return { py, image: { ...parts, snapshot, handles } };
+}
+
+/** A fresh interpreter from `image`, as it was when the image was taken. Python's random module
+ * and numpy's global generator are seeded anew (from the browser's crypto), as in a new process. */
+export async function fromImage(indexURL, image) {
+  const loadPyodide = await loader(indexURL, image);
+  const py = await loadPyodide({ indexURL, _loadSnapshot: image.snapshot });
+  const { LDSO } = py._module;
+  for (const [handle, path] of Object.entries(image.handles))
+    LDSO.loadedLibsByHandle[handle] = LDSO.loadedLibsByName[path];
+  py.runPython("import random, numpy\nrandom.seed()\nnumpy.random.seed()");
+  return py;
+}

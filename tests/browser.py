@@ -24,6 +24,7 @@ __all__ = [
     "describe",
     "edit",
     "fail_downloads",
+    "long_loads",
     "new_page",
     "page_for",
     "press",
@@ -34,7 +35,6 @@ __all__ = [
     "wait_output",
     "wait_state",
     "wait_until",
-    "workers_started",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -225,11 +225,12 @@ def wait_state(page, exercise_id: str, state: str, timeout: int = OUTPUT_TIMEOUT
     )
 
 
-def workers_started(page) -> int:
-    """How many Python workers the page's runtime has started (the same module instance)."""
+def long_loads(page) -> int:
+    """How many times the page's runtime loaded Python the long way and made its boot image
+    (js/boot.js): every other worker starts from that image."""
     return page.evaluate("""async () => {
         const src = document.querySelector('script[src*="runner.js"]').src;
-        return (await import(new URL('python.js', src))).runtime().workers;
+        return (await import(new URL('python.js', src))).runtime().images;
     }""")
 
 

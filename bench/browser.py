@@ -4,7 +4,10 @@ Runner: bytes a lesson page fetches before the learner asks for Python (no Pyodi
 all); cold start, click to the first output of an exercise (torch layer, so numpy too), against
 a bare ``loadPyodide()`` + ``loadPackage("numpy")`` in a worker of the same browser (target:
 within 1.5×); the same cold start on a second visit, from the caches (target: within 0.5× of the
-first); a warm Run (target: under 50 ms) and a warm Check (target: under 1 s) of that exercise.
+first); a warm Run (target: under 150 ms), its interpreter a fresh one started from the page's
+boot image while the learner read the last output, and a warm Check (target: under 1 s). What a
+fresh interpreter per job costs: the time from a job's end to the next interpreter being ready
+(spent in the background), and a Run clicked at once after another (it waits for it).
 The cold starts are timed over an emulated network (``NETWORK``): on the local server alone a
 download costs nothing, and the caches would have nothing to save.
 
@@ -155,21 +158,48 @@ def _open_filled(context, url: str):
     return page
 
 
-def first_run_ms(b, url: str) -> tuple[float, float, float, float, float]:
-    """(cold start, cold start on a second visit, warm Run, warm Check, first Check), in ms.
-    The first Check also waits for the judge's worker to load (the verdict's isolation: a
-    second Pyodide that never runs learner code); a warm Check pays only its round trip."""
+def _next_ready_ms(page) -> float:
+    """ms until the page's runtime has a loaded interpreter for the next job (after a job ends:
+    the spare, started from the boot image)."""
+    return page.evaluate("""async (timeoutMs) => {
+        const src = document.querySelector('script[src*="runner.js"]').src;
+        const rt = (await import(new URL('python.js', src))).runtime();
+        const t0 = performance.now();
+        while (!rt.loaded) {
+            if (performance.now() - t0 > timeoutMs) throw new Error(
+                `gave up after ${timeoutMs} ms waiting for the next interpreter to be ready`);
+            await new Promise((r) => setTimeout(r, 2));
+        }
+        return performance.now() - t0;
+    }""", WAIT_S * 1000)
+
+
+def first_run_ms(b, url: str) -> dict[str, float]:
+    """In ms: the cold start and that on a second visit; a warm Run (its interpreter ready) and
+    one clicked at once after the last; the spare's start from the boot image; the first Check
+    (the judge's worker starts from the image) and a warm one."""
     context = b.new_context()
     page = _open_filled(context, url)
-    cold = _click_to_output(page, "run", FIRST_LINE)
-    warm = statistics.median(_click_to_output(page, "run", FIRST_LINE) for _ in range(5))
-    first_check = _click_to_output(page, "check")
-    check = statistics.median(_click_to_output(page, "check") for _ in range(3))
+    t = {"cold": _click_to_output(page, "run", FIRST_LINE)}
+    spares, warm, at_once = [], [], []
+    for _ in range(5):
+        spares.append(_next_ready_ms(page))  # a learner reads the output meanwhile
+        warm.append(_click_to_output(page, "run", FIRST_LINE))
+        at_once.append(_click_to_output(page, "run", FIRST_LINE))
+    t |= {"spare": statistics.median(spares), "warm": statistics.median(warm),
+          "at once": statistics.median(at_once)}
+    _next_ready_ms(page)
+    t["first check"] = _click_to_output(page, "check")
+    checks = []
+    for _ in range(3):
+        _next_ready_ms(page)
+        checks.append(_click_to_output(page, "check"))
+    t["check"] = statistics.median(checks)
     page.close()
     page = _open_filled(context, url)  # a second visit: the runtime comes from the caches
-    again = _click_to_output(page, "run", FIRST_LINE)
+    t["again"] = _click_to_output(page, "run", FIRST_LINE)
     context.close()
-    return cold, again, warm, check, first_check
+    return t
 
 
 def bare_ms(b, url: str) -> float:
@@ -196,20 +226,22 @@ def runner(b, url: str) -> bool:
     for _ in range(3):  # alternate, so both see the same machine
         runs.append(first_run_ms(b, url))
         bare.append(bare_ms(b, url))
-    cold, again, warm, check, first_check = (
-        statistics.median(r[i] for r in runs) for i in range(5))
+    t = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    cold, again, warm, check = t["cold"], t["again"], t["warm"], t["check"]
     br = statistics.median(bare)
     print(f"cold start, click to the exercise's output: {cold:.0f} ms; bare loadPyodide() + "
           f"loadPackage('numpy') in a worker: {br:.0f} ms ({cold / br:.2f}×)")
     print(f"second visit, cold start from the caches: {again:.0f} ms ({again / cold:.2f}× the "
           "first)")
     print(f"warm Run: {warm:.1f} ms; warm Check: {check:.0f} ms; first Check, with the judge's "
-          f"worker loading: {first_check:.0f} ms")
+          f"worker starting: {t['first check']:.0f} ms")
+    print(f"a fresh interpreter per job: the next one is ready {t['spare']:.0f} ms after a job "
+          f"ends (in the background); a Run clicked at once after another: {t['at once']:.0f} ms")
     targets = [
         ("no Pyodide bytes before intent", not python),
         ("cold start within 1.5× of bare loadPyodide() + numpy", cold / br <= 1.5),
         ("second visit's cold start within 0.5× of the first", again / cold <= 0.5),
-        ("warm Run under 50 ms", warm < 50),
+        ("warm Run under 150 ms, in a fresh interpreter", warm < 150),
         ("warm Check under 1 s", check < 1000),
     ]
     for label, ok in targets:

@@ -36,15 +36,22 @@ export function unpack(wheels) {
   return wheels.flatMap((w) => Object.entries(unzipSync(new Uint8Array(w), { filter: keep })));
 }
 
+let factory = null; // Pyodide's module factory, as pyodide.asm.js defined it
+
 /** Pyodide's loadPyodide, its module factory hooked to start from `parts` ({main, libs, files}). */
 async function loader(indexURL, parts) {
   const { loadPyodide } = await import(`${indexURL}pyodide.mjs`);
   if (typeof globalThis._createPyodideModule !== "function") await import(`${indexURL}pyodide.asm.js`);
-  const factory = globalThis._createPyodideModule;
+  factory ??= globalThis._createPyodideModule; // Pyodide's own, wrapped anew for each boot
   globalThis._createPyodideModule = (settings) => {
-    // the main module, compiled once per page
+    // the main module, compiled once per page; a failure to instantiate it (a snapshot's memory
+    // too small) rejects the boot instead of leaving it waiting for ever
+    let fail;
+    const failed = new Promise((_, reject) => {
+      fail = reject;
+    });
     settings.instantiateWasm = (imports, done) => {
-      WebAssembly.instantiate(parts.main, imports).then((instance) => done(instance, parts.main));
+      WebAssembly.instantiate(parts.main, imports).then((instance) => done(instance, parts.main), fail);
       return {};
     };
     const preload = (Module) => {
@@ -62,9 +69,16 @@ async function loader(indexURL, parts) {
       }
     };
     settings.preRun = [preload, ...(settings.preRun ?? [])];
-    return factory(settings);
+    return Promise.race([factory(settings), failed]);
   };
   return loadPyodide;
+}
+
+/** What every boot starts from besides the snapshot: {main, files, libs} from the compiled
+ * pyodide.asm.wasm and the wheels (numpy's and ours). */
+export async function parts(main, wheels) {
+  const files = unpack(wheels);
+  return { main, files, libs: await compileLibs(files) };
 }
 
 /** Compile what `unpack` gave: the extension modules the warm-up needs. */
@@ -78,11 +92,9 @@ async function compileLibs(files) {
   );
 }
 
-/** Load the long way from `main` (the compiled pyodide.asm.wasm) and `wheels` (numpy's and ours),
- * warm up, and take the image. Resolves to {py, image}: `py` is the warmed interpreter itself. */
-export async function makeImage(indexURL, main, wheels) {
-  const files = unpack(wheels);
-  const parts = { main, files, libs: await compileLibs(files) };
+/** Load the long way from `parts`, warm up, and take the image. Resolves to {py, image}: `py`
+ * is the warmed interpreter itself. */
+export async function makeImage(indexURL, parts) {
   const loadPyodide = await loader(indexURL, parts);
   const py = await loadPyodide({ indexURL, _makeSnapshot: true });
   py.runPython(WARM);
@@ -111,4 +123,38 @@ export async function fromImage(indexURL, image) {
     LDSO.loadedLibsByHandle[handle] = LDSO.loadedLibsByName[path];
   py.runPython("import random, numpy\nrandom.seed()\nnumpy.random.seed()");
   return py;
+}
+
+// ---- the image across pages: the snapshot kept in Cache Storage ------------------------------
+// Every lesson page would otherwise load the long way once. The snapshot (and its handles) is kept
+// under a key made of the runtime's and the wheel's addresses (the wheel's carries its hash), in a
+// cache named for the site's path, which the service worker deletes with every deploy; Pyodide
+// refuses a snapshot of another build, and one that fails to start is deleted and made again.
+
+const storeKey = (indexURL, wheelUrl) =>
+  new URL(`boot-image?${new URLSearchParams({ runtime: indexURL, wheel: wheelUrl })}`, indexURL).href;
+
+/** The stored {snapshot, handles} for this runtime and wheel, or null. */
+export async function storedImage(cacheName, indexURL, wheelUrl) {
+  try {
+    const hit = await (await caches.open(cacheName)).match(storeKey(indexURL, wheelUrl));
+    if (!hit) return null;
+    const handles = JSON.parse(hit.headers.get("x-handles"));
+    return { snapshot: new Uint8Array(await hit.arrayBuffer()), handles };
+  } catch {
+    return null; // no Cache Storage (a private window), or an entry that cannot be read
+  }
+}
+
+/** Keep `image`'s snapshot for the next page; `image` null deletes what is kept. */
+export async function storeImage(cacheName, indexURL, wheelUrl, image) {
+  try {
+    const cache = await caches.open(cacheName);
+    const key = storeKey(indexURL, wheelUrl);
+    if (!image) return void (await cache.delete(key));
+    const headers = { "content-type": "application/octet-stream", "x-handles": JSON.stringify(image.handles) };
+    await cache.put(key, new Response(image.snapshot, { headers }));
+  } catch {
+    /* storage full or refused: the next page loads the long way */
+  }
 }

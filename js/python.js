@@ -42,7 +42,7 @@ export class PythonRuntime {
   constructor(config, boot = { image: null }) {
     this.config = config;
     this.boot = boot;
-    this.images = 0; // boot images made by this runtime's workers (the long loads; tests read it)
+    this.images = 0; // boot images made by this runtime's workers, not taken from an earlier page's (the long loads; tests read it)
     this.worker = null;
     this.port = null;
     this.loaded = false; // the core runtime is up in the current worker
@@ -152,7 +152,7 @@ export class PythonRuntime {
     const job = this.current;
     if (msg.type === "image") {
       this.boot.image = msg.image;
-      this.images++;
+      if (msg.made) this.images++;
       return;
     }
     if (msg.type === "progress") {
@@ -288,6 +288,7 @@ export function runtime() {
   shared = new PythonRuntime({
     indexURL: new URL(cfg.pyodide, base).href,
     wheelUrl: new URL(cfg.wheel, base).href,
+    imageCache: `rl:${base.pathname}:boot-image`, // the service worker deletes it with every deploy
     numpyTimeoutMs: cfg.numpyTimeoutMs,
   });
   return shared;

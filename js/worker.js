@@ -33,10 +33,10 @@
 // boot image, a snapshot of an interpreter no learner code has touched (js/boot.js). The judge's
 // worker runs only the site's own code, so it serves every verdict.
 
-import { fromImage, makeImage } from "./boot.js";
+import { fromImage, makeImage, parts, storedImage, storeImage } from "./boot.js";
 
 let port = null;
-let config = null; // {indexURL, wheelUrl, numpyTimeoutMs, judge?, image?}
+let config = null; // {indexURL, wheelUrl, imageCache, numpyTimeoutMs, judge?, image?}
 let pyodide = null;
 let corePromise = null;
 let trusted = null; // the site's modules the jobs call: {runner, check, demo}
@@ -142,8 +142,9 @@ async function compileMain() {
   }
 }
 
-/** The long way (the page's first worker): fetch and compile everything, warm up, and send the
- * page the boot image every later worker starts from (js/boot.js). */
+/** The page's first worker: fetch and compile everything, start from the image an earlier page
+ * kept or else load the long way, warm up and make it; send the page the boot image every later
+ * worker starts from (js/boot.js). */
 async function make() {
   send({ type: "progress", stage: "pyodide.asm.wasm", loaded: 0, total: 0 });
   const lock = JSON.parse(new TextDecoder().decode(await bytes(`${config.indexURL}pyodide-lock.json`)));
@@ -153,8 +154,22 @@ async function make() {
     withTimeout(bytes(`${config.indexURL}${numpy}`), config.numpyTimeoutMs, numpy),
     bytes(config.wheelUrl),
   ]);
-  const { py, image } = await makeImage(config.indexURL, main, wheels);
-  port.postMessage({ type: "image", image }, [image.snapshot.buffer]);
+  const base = await parts(main, wheels);
+  const { indexURL, wheelUrl, imageCache } = config;
+  const kept = await storedImage(imageCache, indexURL, wheelUrl);
+  if (kept) {
+    const image = { ...base, ...kept };
+    try {
+      const py = await fromImage(indexURL, image);
+      port.postMessage({ type: "image", image, made: false });
+      return py;
+    } catch {
+      await storeImage(imageCache, indexURL, wheelUrl, null); // not this build's, or damaged
+    }
+  }
+  const { py, image } = await makeImage(indexURL, base);
+  port.postMessage({ type: "image", image, made: true });
+  storeImage(imageCache, indexURL, wheelUrl, image); // for the next page: nobody waits for it
   return py;
 }
 

@@ -8,7 +8,16 @@ import json
 
 import pytest
 
-from .browser import ISOLATED, fail_downloads, long_loads, page_for, serve, timers_fire, wait_until
+from .browser import (
+    ISOLATED,
+    fail_downloads,
+    long_loads,
+    new_page,
+    page_for,
+    serve,
+    timers_fire,
+    wait_until,
+)
 from .conftest import LESSONS
 
 CELL = "[data-runner='ppo/importance_ratio']"
@@ -301,3 +310,36 @@ def test_a_time_limit_or_a_reset_ends_only_its_own_cell(page):
     out = _wait_output(page, "B ran", cell=OTHER)
     assert "3" not in out and page.locator(f"{OTHER} .rl-error").count() == 0
     assert "3" in page.locator(f"{CELL} [data-output] .rl-error").inner_text()
+
+
+def test_a_second_page_starts_from_the_boot_image_the_first_kept_and_a_damaged_one_is_made_again(
+    chromium, site_url
+):
+    """The first page loads Python the long way and keeps its boot image (Cache Storage); a page
+    opened after it starts from that image; an image that fails to start is made again."""
+    first = new_page(chromium, f"{site_url}/en/ppo/")
+    _edit_and_run(first, 'print("first page")\n')
+    _wait_output(first, "first page")
+    assert long_loads(first) == 1
+    kept = "async () => { for (const n of await caches.keys()) if (n.includes('boot-image'))" \
+        " return (await (await caches.open(n)).keys()).length; return 0; }"
+    wait_until(first, kept, what="the boot image kept in Cache Storage")
+    context = first.context
+    first.close()  # one tab at a time: no two-tab merge of the editor's text
+    for expected, damage in ((0, False), (1, True)):
+        page = context.new_page()
+        page.goto(f"{site_url}/en/ppo/")
+        if damage:
+            page.evaluate("""async () => {
+                for (const name of await caches.keys()) {
+                    if (!name.includes('boot-image')) continue;
+                    const cache = await caches.open(name);
+                    for (const key of await cache.keys()) await cache.put(key,
+                        new Response(new Uint8Array(64), {headers: {'x-handles': '{}'}}));
+                }
+            }""")
+        _edit_and_run(page, "import torch\nprint(torch.ones(3).sum())\n")
+        _wait_output(page, "tensor(3.)")
+        assert long_loads(page) == expected
+        page.close()
+    context.close()

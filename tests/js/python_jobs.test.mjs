@@ -100,7 +100,7 @@ const IMAGE = { snapshot: new Uint8Array(4) };
  * image ahead of the next job, is `spare`. */
 async function withSpare() {
   const { rt, job, worker, msg } = await submitted("1");
-  worker.send({ type: "image", image: IMAGE });
+  worker.send({ type: "image", image: IMAGE, made: true });
   worker.send({ id: msg.id, type: "ack" });
   worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
   await ended(job, "done");
@@ -241,7 +241,7 @@ describe("PythonRuntime", () => {
     const job = rt.submit(new Job("check", payload));
     const { worker, msg } = await sent();
     assert.equal(workers.length, 1); // no image yet: the judge waits for it, not loading twice
-    worker.send({ type: "image", image: IMAGE });
+    worker.send({ type: "image", image: IMAGE, made: false }); // an earlier page's, kept
     worker.send({ id: msg.id, type: "ack" });
     worker.send({ id: msg.id, type: "started" });
     const phase1 = { outputs: [{ shape: [1], data: [0.5] }], error: null, shrunk: null };
@@ -251,6 +251,7 @@ describe("PythonRuntime", () => {
     const judgeWorker = workers.find((w) => w.config.judge);
     assert.equal(worker.config.judge, undefined);
     assert.equal(job.state, "finishing"); // the code is over; the verdict is not in yet
+    assert.equal(rt.images, 0); // no long load: the image was kept from an earlier page
     const verdict = judgeWorker.jobs.find((j) => j.kind === "verdict");
     assert.deepEqual([verdict.exercise, verdict.seed, verdict.phase1], ["ppo/compute_gae", 7, phase1]);
     // the next job runs meanwhile, in a worker of its own

@@ -21,8 +21,9 @@
 //                                                               nothing left to interrupt)
 //                   {id, type: "done", outcome, restart}       outcome: {ok, result?, failure?};
 //                                                               restart: why the interpreter is dead
-//                   {type: "image", image}                     the boot image (js/boot.js), sent
+//                   {type: "image", image, made}               the boot image (js/boot.js), sent
 //                                                               once by a worker started without one
+//                                                               (made: loaded the long way, not kept)
 //
 // A failure's kind is "load" (part of the runtime could not be fetched or started; `what`
 // names it) or "error" (Python raised in the site's own code, e.g. the checker). Errors in the

@@ -49,13 +49,15 @@ def run(page, exercise_id: str, code: str) -> str:
     return press(page, exercise_id, "run")
 
 
-def wrong_answer_check(page, exercise_id: str = A) -> tuple[int, int]:
-    """Fill the cell's blanks, the last one wrong, and Check: (passed, total)."""
+def answer_check(page, exercise_id: str = A, *, wrong: bool = True) -> tuple[int, int]:
+    """Fill the cell's blanks with the answers (the last one wrong, if `wrong`), and Check:
+    (passed, total)."""
     root = cell(page, exercise_id)
     if root.locator("textarea").is_visible():
         root.locator("[data-action='edit']").click()  # back to the blanks
     answers = [" ".join(b.answer.split()) for b in LESSONS[exercise_id].blanks]
-    answers[-1] = f"({answers[-1]}) * 1.5"
+    if wrong:
+        answers[-1] = f"({answers[-1]}) * 1.5"
     for k, answer in enumerate(answers):
         root.locator("input[data-blank]").nth(k).fill(answer)
     press(page, exercise_id, "check")
@@ -85,8 +87,53 @@ def test_an_output_whose_float_patches_the_checker_does_not_pass(page):
 def test_patching_numpy_in_another_run_does_not_make_a_wrong_answer_pass(page):
     run(page, B, "import numpy as np\nnp.allclose = lambda *a, **k: True\n"
                  "np.isclose = lambda *a, **k: True\nprint('patched')\n")
-    passed, total = wrong_answer_check(page)
+    passed, total = answer_check(page)
     assert passed < total
+
+
+# what a run can leave behind in its interpreter or its worker's JS, each once able to rewrite every
+# later verdict until a reload (the second review); none reaches another job now
+LEFTOVERS = {
+    "an audit hook": "import sys, browser_runtime.check as c\n"
+    "sys.addaudithook(lambda event, args: setattr(c, '_differs', lambda *a, **k: None))\n",
+    "numpy's isclose, by its code": "import numpy as np\n"
+    "np.isclose._implementation.__code__ = (lambda *a, **k: True).__code__\n",
+    "the worker's postMessage, through js.eval": "import js\njs.eval('''\n"
+    "const post = MessagePort.prototype.postMessage;\n"
+    "MessagePort.prototype.postMessage = function (m, t) {\n"
+    "  if (m && m.outcome && m.outcome.result) m.outcome.result.passed = 36;\n"
+    "  return post.call(this, m, t);\n};''')\n",
+    "the checker's file on the virtual file system":
+        "import importlib, browser_runtime.check as c\n"
+        "open(c.__file__, 'a').write('\\n_differs = lambda *a, **k: None\\n')\n"
+        "importlib.reload(c)\n",
+    "a gc callback": "import gc, browser_runtime.check as c\n"
+    "gc.callbacks.append(lambda *a: setattr(c, '_differs', lambda *a, **k: None))\n",
+    "sys.monitoring": "import sys, browser_runtime.check as c\nm = sys.monitoring\n"
+    "m.use_tool_id(3, 'leftover')\n"
+    "m.register_callback(3, m.events.PY_START,\n"
+    "                    lambda *a: setattr(c, '_differs', lambda *a, **k: None))\n"
+    "m.set_events(3, m.events.PY_START)\n",
+    "a finder on sys.meta_path": "import sys\nclass Finder:\n"
+    "    def find_spec(self, name, path, target=None):\n"
+    "        raise ImportError('no ' + name)\nsys.meta_path.insert(0, Finder())\n",
+    "the reference's cached arrays, zeroed": "import functools, numpy as np\n"
+    "import rl_ops_numpy.gae as g\nold = g._triangle.__wrapped__\n"
+    "g._triangle = functools.lru_cache(lambda *a, **k: np.zeros_like(old(*a, **k)))\n",
+}
+
+
+@pytest.mark.parametrize("what", sorted(LEFTOVERS))
+def test_what_a_run_leaves_behind_reaches_no_later_verdict(page, what):
+    """A run leaves each in place (in the old design they outlived every restore); then a wrong
+    answer still fails, and right answers, the GAE one included, still pass."""
+    out = run(page, B, LEFTOVERS[what] + "print('left behind')\n")
+    assert "left behind" in out, out  # in place: the run got past it
+    passed, total = answer_check(page, A)
+    assert passed < total
+    for exercise_id in (A, B):
+        passed, total = answer_check(page, exercise_id, wrong=False)
+        assert passed == total, exercise_id
 
 
 PATCHING_ANSWERS = {

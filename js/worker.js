@@ -212,6 +212,9 @@ function withTimeout(promise, ms, what) {
 const HEAD = 20_000; // characters sent as they come (a few hundred lines: more is never read)
 const TAIL = 5_000; // characters kept from the end once the head is full
 const FLUSH_MS = 100;
+// writes sent as they come in each FLUSH_MS: a print right before code that blocks the worker
+// (time.sleep, a loop ended by its time limit) is on the page already; a flood is batched
+const BURST = 20;
 
 class Output {
   constructor(id) {
@@ -222,6 +225,7 @@ class Output {
     this.tailLength = 0;
     this.cut = 0;
     this.lastFlush = performance.now();
+    this.window = { start: 0, flushes: 0 }; // flushes in the current FLUSH_MS
     this.decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
   }
 
@@ -249,7 +253,9 @@ class Output {
       this.tailLength += text.length;
       if (this.tailLength > 2 * TAIL) this._trimTail(); // amortised: trim only now and then
     }
-    if (performance.now() - this.lastFlush > FLUSH_MS) {
+    const now = performance.now();
+    if (now - this.window.start > FLUSH_MS) this.window = { start: now, flushes: 0 };
+    if (this.window.flushes++ < BURST || now - this.lastFlush > FLUSH_MS) {
       this.flush();
       // while output is being cut, say how much so far: a job ended from outside never finishes
       if (this.cut) send({ id: this.id, type: "output", cut: this.cut, partial: true });

@@ -311,6 +311,17 @@ def test_code_that_kills_or_hangs_python_leaves_the_next_run_working(page, what)
     assert run(page, B, "print('B alive')\n").strip() == "B alive"
 
 
+def test_a_sleep_right_after_a_timed_out_run_is_stopped_at_its_own_limit(page):
+    """The review's NoGilError: `time.sleep(30)` right after a timed-out run sometimes died in
+    the interpreter the stopped run had left. Each run has an interpreter of its own now."""
+    page.eval_on_selector(f"[data-runner='{A}']", "el => el.dataset.timeout = '3'")
+    assert "3 s time limit" in run(page, A, "while True:\n    pass\n")
+    out = run(page, A, "import time\nprint('asleep')\ntime.sleep(30)\nprint('woke')\n")
+    assert "asleep" in out and "3 s time limit" in out, out
+    assert "woke" not in out and "NoGilError" not in out and "Error" not in out, out
+    assert run(page, A, "print('alive')\n").strip() == "alive"
+
+
 def test_sys_exit_with_a_status_is_said(page):
     out = run(page, A, "import sys\nprint('before')\nsys.exit(3)\n")
     assert "before" in out and "SystemExit: 3" in out

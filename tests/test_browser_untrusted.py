@@ -107,6 +107,12 @@ LEFTOVERS = {
         "import importlib, browser_runtime.check as c\n"
         "open(c.__file__, 'a').write('\\n_differs = lambda *a, **k: None\\n')\n"
         "importlib.reload(c)\n",
+    "an asyncio task whose cancel() patches the checker (restore called it)":
+        "import asyncio, browser_runtime.check as c\n"
+        "class Task(asyncio.Task):\n    def cancel(self, *a, **k):\n"
+        "        c._differs = lambda *a, **k: None\n        return super().cancel(*a, **k)\n"
+        "async def forever():\n    await asyncio.sleep(3600)\n"
+        "task = Task(forever(), loop=asyncio.get_event_loop())\n",
     "a gc callback": "import gc, browser_runtime.check as c\n"
     "gc.callbacks.append(lambda *a: setattr(c, '_differs', lambda *a, **k: None))\n",
     "sys.monitoring": "import sys, browser_runtime.check as c\nm = sys.monitoring\n"
@@ -210,16 +216,19 @@ def test_what_one_cell_changes_in_python_does_not_reach_the_next_run(page, what)
 
 def test_every_run_is_in_a_fresh_interpreter_in_a_fresh_worker(page):
     """No list of things to put back: each run has an interpreter and a JS realm of its own, so a
-    file, a warnings filter, sys.path, an audit hook, the torch layer's random state, a patched
-    numpy and a global in the worker's JS are all gone at the next run, in any cell."""
+    file, a warnings filter, sys.path, an audit hook, the torch layer's random state and print
+    options, a patched numpy and a global in the worker's JS are all gone at the next run."""
     run(page, A, "import builtins\nbuiltins.print = None\n")
     run(page, A, "import sys, warnings, torch, js, numpy\nopen('left.txt', 'w').write('x')\n"
         "warnings.simplefilter('error')\nsys.path.insert(0, '/left')\ntorch.manual_seed(1)\n"
+        "torch.set_printoptions(precision=1)\n"
         "sys.addaudithook(lambda *a: None)\nnumpy.isclose = None\njs.eval('self.leftover = 1')\n")
-    out = run(page, B, "import os, sys, warnings, js, numpy\n"
+    out = run(page, B, "import os, sys, warnings, js, numpy, torch\n"
+              "draw = torch.randn(3)\ntorch.manual_seed(1)\n"
               "print(os.path.exists('left.txt'), '/left' in sys.path, numpy.isclose is None,\n"
-              "      hasattr(js, 'leftover'), warnings.filters[:1])\n")
-    assert out.startswith("False False False False"), out
+              "      hasattr(js, 'leftover'), torch.equal(draw, torch.randn(3)),\n"
+              "      torch.tensor([1.23456]), warnings.filters[:1])\n")
+    assert out.startswith("False False False False False tensor([1.2346])"), out
     assert "'error'" not in out
     cell(page, A).locator("[data-action='reset']").click()  # Reset: the exercise as published
     assert cell(page, A).locator("input[data-blank]").first.is_visible()

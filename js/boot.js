@@ -110,6 +110,11 @@ export async function makeImage(indexURL, parts) {
   for (const name of Object.keys(found)) delete py.loadedPackages[name];
   const snapshot = py.makeMemorySnapshot();
   Object.assign(py.loadedPackages, found);
+  // this interpreter serves the page's first job: its `js` was the recording proxy that taking a
+  // snapshot needs, through which a native method (`js.performance.now()`) throws "Illegal
+  // invocation"; from here on `import js` is the worker's own global scope
+  py.registerJsModule("js", globalThis);
+  py.runPython("import sys\nsys.modules.pop('js', None)");
   return { py, image: { ...parts, snapshot, handles } };
 }
 

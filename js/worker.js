@@ -44,35 +44,6 @@ let trusted = null; // the site's modules the jobs call: {runner, check, demo}
 
 const send = (msg) => port.postMessage(msg);
 
-// ---- timers: a learner's setTimeout/setInterval (asyncio's too) end with their job ------------
-
-const timers = new Set();
-const realSetTimeout = self.setTimeout.bind(self);
-const realSetInterval = self.setInterval.bind(self);
-const realClearTimeout = self.clearTimeout.bind(self);
-let jobRunning = false;
-self.setTimeout = (fn, ms, ...args) => {
-  const handle = realSetTimeout(
-    (...a) => {
-      timers.delete(handle);
-      if (typeof fn === "function") fn(...a);
-    },
-    ms,
-    ...args,
-  );
-  if (jobRunning) timers.add(handle);
-  return handle;
-};
-self.setInterval = (fn, ms, ...args) => {
-  const handle = realSetInterval(fn, ms, ...args);
-  if (jobRunning) timers.add(handle);
-  return handle;
-};
-function clearJobTimers() {
-  for (const handle of timers) realClearTimeout(handle); // clears intervals too
-  timers.clear();
-}
-
 // ---- fetching with progress ------------------------------------------------------------------
 // Pyodide fetches its files itself; wrapping fetch lets the page show which file is coming and
 // how many bytes of it have arrived, and name the one that failed.
@@ -202,9 +173,9 @@ function load() {
 function withTimeout(promise, ms, what) {
   let timer;
   const timeout = new Promise((_, reject) => {
-    timer = realSetTimeout(() => reject(new LoadError(what, `no answer after ${ms / 1000} s`)), ms);
+    timer = setTimeout(() => reject(new LoadError(what, `no answer after ${ms / 1000} s`)), ms);
   });
-  return Promise.race([promise, timeout]).finally(() => realClearTimeout(timer));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 // ---- output: batched, and capped per job ---------------------------------------------------
@@ -333,7 +304,6 @@ async function execute(msg, output) {
   py.setStderr(output.stream("stderr", false));
   if (msg.interrupt) py.setInterruptBuffer(msg.interrupt);
   send({ id, type: "started" });
-  jobRunning = true;
   try {
     if (kind === "run") {
       return { ok: trusted.runner.run_cell(msg.code, py.toPy(msg.parts ?? [])) };
@@ -380,7 +350,6 @@ async function execute(msg, output) {
     // from here on only the site's code runs: Stop no longer reaches Python, and says so
     if (msg.interrupt) py.setInterruptBuffer(undefined);
     send({ id, type: "ended" });
-    jobRunning = false;
     try {
       py.runPython("import sys\nsys.stdout.flush()\nsys.stderr.flush()");
     } catch {
@@ -404,7 +373,6 @@ async function handle(msg) {
     };
   }
   output.finish();
-  clearJobTimers();
   let restart = null;
   try {
     pyodide?.runPython("1"); // the interpreter still answers (not exited, not fatally failed)

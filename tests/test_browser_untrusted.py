@@ -529,6 +529,14 @@ def test_a_tampered_ratio_in_the_address_is_ignored(chromium, site_url):
     page.context.close()
 
 
+def test_the_first_run_of_a_page_reaches_the_workers_own_globals(fresh):
+    """The first run is in the interpreter that made the boot image, whose `js` was the proxy a
+    snapshot needs; native methods called through it threw "Illegal invocation"."""
+    code = ("import js\nprint(js.performance.now() > 0, js.Math.max(1, 2))\n"
+            "js.setTimeout(print, 1)\n")
+    assert run(fresh, A, code).strip() == "True 2"
+
+
 def test_python_loads_the_long_way_once_per_page(fresh):
     for _ in range(3):
         run(fresh, A, "print('again')\n")

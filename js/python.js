@@ -227,6 +227,9 @@ export class PythonRuntime {
     // anything posted on the worker itself comes from Python code, not the worker: ignored
     this.worker.onerror = (event) => {
       event.preventDefault?.();
+      // once Python is up, an uncaught error comes from a JS callback the learner's code set up
+      // (`js.setTimeout(print, 1)`): theirs, not a failure to start; their worker ends with the job
+      if (this.loaded) return;
       this._replace("failed", {
         kind: "load",
         what: "worker.js",

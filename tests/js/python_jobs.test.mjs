@@ -443,6 +443,20 @@ describe("PythonRuntime", () => {
     assert.equal((await ended(job, "failed")).failure.kind, "load");
   });
 
+  test("an uncaught error in the worker fails the job while Python starts, and is the learner's after", async () => {
+    const error = { message: "boom", preventDefault() {} };
+    const { job, worker } = await submitted("1");
+    worker.onerror(error); // worker.js itself failed to start
+    assert.equal((await ended(job, "failed")).failure.what, "worker.js");
+    const { job: second, worker: other, msg } = await submitted("js.setTimeout(print, 1)");
+    other.send({ type: "progress", ready: true });
+    other.send({ id: msg.id, type: "started" });
+    await settle();
+    other.onerror(error); // a JS callback the learner's code set up threw
+    other.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    await ended(second, "done");
+  });
+
   test("messages of a job that is over are ignored", async () => {
     const { job, worker, msg } = await submitted("1");
     worker.send({ id: msg.id, type: "done", outcome: { ok: true } });

@@ -31,7 +31,7 @@ const WARM =
   "import numpy\nfrom browser_runtime import install_torch\ninstall_torch()\nimport browser_runtime.check, rl_ops_numpy.demo";
 
 /** The files of `wheels` (ArrayBuffers), as [path under site-packages, bytes]; tests left out. */
-export function unpack(wheels) {
+function unpack(wheels) {
   const keep = (file) => !file.name.endsWith("/") && !file.name.includes("/tests/");
   return wheels.flatMap((w) => Object.entries(unzipSync(new Uint8Array(w), { filter: keep })));
 }

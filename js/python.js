@@ -243,11 +243,7 @@ export class PythonRuntime {
   /** End the worker a job ran learner code in, and start the next one's now (a spare from the
    * boot image: the next job finds it ready). */
   _retire() {
-    this.worker?.terminate();
-    this.port?.close();
-    this.worker = null;
-    this.port = null;
-    this.loaded = false;
+    this._terminate();
     if (this.boot.image) this._spawn();
   }
 

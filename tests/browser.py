@@ -60,7 +60,30 @@ def new_page(browser, url: str | None = None, **context_options):
     if url:
         page.goto(url)
         page.wait_for_load_state("networkidle")
+        search_ready(page)
     return page
+
+
+def search_ready(page, timeout: float = 30_000) -> None:
+    """Wait until Material's search worker has imported its language scripts.
+
+    It imports them only once the index has arrived, which on a busy machine can be more than
+    networkidle's 500 ms after the page's last request; a test that then goes offline made the
+    import fail in the worker (an uncaught error no fault of ours: CI, session 29). The worker
+    sets ``self.lunr``; ``lunr.multiLanguage`` comes with the last script (two languages)."""
+    deadline = time.monotonic() + timeout / 1000
+    while True:
+        for worker in page.workers:
+            if "/workers/search" in worker.url and worker.evaluate(
+                "!!(self.lunr && self.lunr.multiLanguage)"
+            ):
+                return
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"waited {timeout / 1000:g} s for the search worker;"
+                f" workers: {[w.url for w in page.workers]}"
+            )
+        page.wait_for_timeout(50)
 
 
 def fail_downloads(page, pattern: str = "**/assets/pyodide/numpy-*.whl") -> None:

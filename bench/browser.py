@@ -163,7 +163,7 @@ def _next_ready_ms(page) -> float:
     the spare, started from the boot image)."""
     return page.evaluate("""async (timeoutMs) => {
         const src = document.querySelector('script[src*="runner.js"]').src;
-        const rt = (await import(new URL('python.js', src))).runtime();
+        const rt = (await import(new URL('python.js' + new URL(src).search, src))).runtime();
         const t0 = performance.now();
         while (!rt.loaded) {
             if (performance.now() - t0 > timeoutMs) throw new Error(

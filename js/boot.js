@@ -36,11 +36,17 @@ function unpack(wheels) {
   return wheels.flatMap((w) => Object.entries(unzipSync(new Uint8Array(w), { filter: keep })));
 }
 
+/** What came is of another deploy than the page that asked for it (js/worker.js says so). */
+export class Stale extends Error {}
+
 let factory = null; // Pyodide's module factory, as pyodide.asm.js defined it
 
-/** Pyodide's loadPyodide, its module factory hooked to start from `parts` ({main, libs, files}). */
-async function loader(indexURL, parts) {
-  const { loadPyodide } = await import(`${indexURL}pyodide.mjs`);
+/** Pyodide's loadPyodide, its module factory hooked to start from `parts` ({main, libs, files});
+ * `runtime`: {indexURL, pyodideVersion} (the version the page's build pinned). */
+async function loader({ indexURL, pyodideVersion }, parts) {
+  const { loadPyodide, version } = await import(`${indexURL}pyodide.mjs`);
+  // these hooks are for the pinned version's internals; a later deploy's Pyodide is not this page's
+  if (version !== pyodideVersion) throw new Stale(`Pyodide is ${version}, the page's ${pyodideVersion}`);
   if (typeof globalThis._createPyodideModule !== "function") await import(`${indexURL}pyodide.asm.js`);
   factory ??= globalThis._createPyodideModule; // Pyodide's own, wrapped anew for each boot
   globalThis._createPyodideModule = (settings) => {
@@ -93,10 +99,10 @@ async function compileLibs(files) {
 }
 
 /** Load the long way from `parts`, warm up, and take the image. Resolves to {py, image}: `py`
- * is the warmed interpreter itself. */
-export async function makeImage(indexURL, parts) {
-  const loadPyodide = await loader(indexURL, parts);
-  const py = await loadPyodide({ indexURL, _makeSnapshot: true });
+ * is the warmed interpreter itself. `runtime`: {indexURL, pyodideVersion}. */
+export async function makeImage(runtime, parts) {
+  const loadPyodide = await loader(runtime, parts);
+  const py = await loadPyodide({ indexURL: runtime.indexURL, _makeSnapshot: true });
   py.runPython(WARM);
   const { LDSO } = py._module;
   const loaded = Object.keys(LDSO.loadedLibsByName).filter((p) => p.startsWith(`${SITE_PACKAGES}/`));
@@ -118,11 +124,12 @@ export async function makeImage(indexURL, parts) {
   return { py, image: { ...parts, snapshot, handles } };
 }
 
-/** A fresh interpreter from `image`, as it was when the image was taken. Python's random module
+/** A fresh interpreter from `image`, as it was when the image was taken (`runtime`: as for
+ * makeImage). Python's random module
  * and numpy's global generator are seeded anew (from the browser's crypto), as in a new process. */
-export async function fromImage(indexURL, image) {
-  const loadPyodide = await loader(indexURL, image);
-  const py = await loadPyodide({ indexURL, _loadSnapshot: image.snapshot });
+export async function fromImage(runtime, image) {
+  const loadPyodide = await loader(runtime, image);
+  const py = await loadPyodide({ indexURL: runtime.indexURL, _loadSnapshot: image.snapshot });
   const { LDSO } = py._module;
   for (const [handle, path] of Object.entries(image.handles))
     LDSO.loadedLibsByHandle[handle] = LDSO.loadedLibsByName[path];

@@ -37,6 +37,7 @@ export function describeOutcome(outcome, t, { limitMs = 0 } = {}) {
     const offline = failure.offline ? t.offline : "";
     return { text: t.loadFailed({ what: failure.what, message: failure.message, offline }), cls: "rl-error" };
   }
+  if (failure?.kind === "stale") return { text: t.siteUpdated, cls: "rl-error" };
   if (failure?.kind === "died") return { text: t.died({ message: failure.message }), cls: "rl-error" };
   if (failure) return { text: t.exerciseError({ message: failure.message }), cls: "rl-error" };
   if (outcome.restart) return { text: t.restartedAfter({ why: outcome.restart }), cls: "rl-error" };

@@ -19,6 +19,11 @@
 // too, starts from it in a fraction of a second, and one is started ahead (the spare), so the next
 // Run finds its interpreter ready.
 //
+// A worker of a later deploy than the page (its modules, the wheel or Pyodide are not the page's:
+// js/worker.js VERSION) fails its job as "stale", and so does every job after it: the page asks
+// for a reload, which loses nothing (the learner's work is saved as it is typed). With the
+// service worker, a page keeps its own version's code across deploys (js/sw.js), so this is rare.
+//
 // Check's verdict is the judge's: a second runtime (`judge`) whose worker runs verdict jobs and
 // nothing else, so no learner code ever runs in it. A Check job's worker hands over only phase 1
 // as plain data (browser_runtime/check.py plain_phase1); the Check job waits, finishing, for the
@@ -27,7 +32,8 @@
 import { siteConfig } from "./dom.js";
 import { Job } from "./job.js";
 
-const workerURL = new URL("./worker.js", import.meta.url);
+// the worker of this module's own version (the `?v=` it was asked for by)
+const workerURL = new URL(`./worker.js${new URL(import.meta.url).search}`, import.meta.url);
 const ACK_MS = 5000; // a live worker acknowledges a job at once; Python only runs after the ack
 const STALL_MS = 30000; // loading may be slow, but not silent this long
 export const INTERRUPT_GRACE_MS = 5000; // an interrupted job's code may take this long to end (C code never sees it)
@@ -37,7 +43,8 @@ const VERDICT_MS = 20_000; // the judge compares a Check's cases in well under a
 const LEARNER_CODE = new Set(["run", "check", "demo"]);
 
 export class PythonRuntime {
-  /** @param {{indexURL: string, wheelUrl: string, numpyTimeoutMs: number}} config
+  /** @param {{version: string, indexURL: string, pyodideVersion: string, wheelUrl: string,
+   *   imageCache: string, numpyTimeoutMs: number}} config
    * @param {{image: object | null}} boot the boot image, shared with the judge (js/boot.js) */
   constructor(config, boot = { image: null }) {
     this.config = config;
@@ -52,6 +59,7 @@ export class PythonRuntime {
     this.interrupt = null; // the current job's interrupt buffer (cross-origin isolated pages)
     this.listeners = new Set();
     this.judgeRuntime = null; // the judge, started with the first Check
+    this.stale = null; // the failure of a worker of a later deploy than the page: every job's from then on
   }
 
   /** The runtime whose worker judges Checks (config.judge: it runs nothing else). */
@@ -125,6 +133,10 @@ export class PythonRuntime {
     if (this.current || !this.queue.length) return;
     const job = this.queue.shift();
     if (job.over) return this._pump();
+    if (this.stale) {
+      job.move("failed", { ok: false, failure: this.stale }); // no worker of this page's version is left to start
+      return this._pump();
+    }
     const fresh = this._spawn();
     this.current = job;
     this.interrupt = this.isolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
@@ -179,11 +191,12 @@ export class PythonRuntime {
       this.current = null;
       if (job.state === "running" || job.state === "stopping") job.move("finishing");
       const outcome = { ...msg.outcome, restart: msg.restart };
+      if (outcome.failure?.kind === "stale") this.stale = outcome.failure;
       if (job.ending) job.move(job.ending, { ...outcome, interrupted: true });
       else if (job.kind === "check" && !outcome.failure) this._judged(job, outcome);
       else job.move(outcome.failure ? "failed" : "done", outcome);
       if (msg.restart) this._terminate(msg.restart);
-      else if (LEARNER_CODE.has(job.kind)) this._retire();
+      else if (LEARNER_CODE.has(job.kind) || this.stale) this._retire();
       this._pump();
     }
   }
@@ -244,7 +257,7 @@ export class PythonRuntime {
    * boot image: the next job finds it ready). */
   _retire() {
     this._terminate();
-    if (this.boot.image) this._spawn();
+    if (this.boot.image && !this.stale) this._spawn();
   }
 
   /** End the worker (a fresh one starts with the next job). */
@@ -285,7 +298,9 @@ export function runtime() {
   const cfg = siteConfig();
   const base = new URL(cfg.base, location.href);
   shared = new PythonRuntime({
+    version: cfg.version,
     indexURL: new URL(cfg.pyodide, base).href,
+    pyodideVersion: cfg.pyodideVersion,
     wheelUrl: new URL(cfg.wheel, base).href,
     imageCache: `rl:${base.pathname}:boot-image`, // the service worker deletes it with every deploy
     numpyTimeoutMs: cfg.numpyTimeoutMs,

@@ -1,14 +1,18 @@
 // The service worker: the site keeps working offline once visited, and is never stale online.
 //
 // The build writes this file to the site's root as sw.js, with BUILD (a hash of every file the
-// build wrote), RUNTIME (a hash of the Python runtime's files), HASHES (each runtime file's),
-// RUNTIME_PATHS (their folders) and PRECACHE (what search needs) filled in; a new deploy changes
-// BUILD, so browsers install the new worker.
+// build wrote), RUNTIME (a hash of the Python runtime's files), VERSION (the code's), HASHES
+// (each runtime and code file's), their folders and PRECACHE (what search needs) filled in; a
+// new deploy changes BUILD, so browsers install the new worker.
 //
 // - The Python runtime (assets/pyodide/, assets/wheels/): cache first, and only files that match
 //   the build's hashes. It is large and only changes with RUNTIME, whose cache outlives deploys
 //   that leave it alone; a new RUNTIME's worker deletes the old one.
-// - Everything else of this site (pages, CSS, JS, search index): network first, the cached copy
+// - The site's code (assets/js/, and the vendor modules it imports), asked for by version
+//   (`?v=VERSION`, site_build/es_modules.py versioned): cache first, and only this build's files
+//   that match its hashes. A version's files outlive the deploys after it (the last KEEP
+//   versions), so a page opened before a deploy goes on starting workers of its own version.
+// - Everything else of this site (pages, CSS, search index): network first, the cached copy
 //   when the network fails, so a page is fresh whenever the network answers. That cache outlives
 //   deploys: a page visited before one is still there offline after it.
 // - Other hosts: not touched.
@@ -17,13 +21,18 @@
 const BUILD = "__BUILD__";
 const RUNTIME = "__RUNTIME__";
 const PRECACHE = ["__PRECACHE__"];
-const HASHES = { __RUNTIME_HASHES__: "" }; // each runtime file's SHA-256, by its path in the site
+const VERSION = "__VERSION__";
+const HASHES = { __HASHES__: "" }; // each runtime and code file's SHA-256, by its path in the site
 const SCOPE = new URL("./", self.location).href;
 const RUNTIME_PATHS = ["__RUNTIME_FOLDERS__"].map((p) => SCOPE + p);
+const CODE_PATHS = ["__CODE_FOLDERS__"].map((p) => SCOPE + p);
 // the caches are this site's, by its path: two sites on one origin never touch each other's
 const OURS = `rl:${new URL(SCOPE).pathname}:`;
 const SITE_CACHE = `${OURS}site`; // across deploys: the pages visited stay available offline
 const RUNTIME_CACHE = `${OURS}runtime-${RUNTIME}`;
+const CODE_CACHE = `${OURS}code`; // across deploys: the code of the last KEEP versions
+const KEEP = 3;
+const VERSIONS = `${SCOPE}code-versions`; // the versions kept, oldest first (a JSON list in CODE_CACHE)
 const LEGACY = /^rl-(site|runtime)-[0-9a-f]{16}$/; // the names before they had the site's path
 
 self.addEventListener("install", (event) => {
@@ -41,9 +50,11 @@ self.addEventListener("activate", (event) => {
   event.waitUntil(
     (async () => {
       for (const name of await caches.keys()) {
-        if (name.startsWith(OURS) && name !== SITE_CACHE && name !== RUNTIME_CACHE) await caches.delete(name);
+        const kept = [SITE_CACHE, RUNTIME_CACHE, CODE_CACHE];
+        if (name.startsWith(OURS) && !kept.includes(name)) await caches.delete(name);
         if (LEGACY.test(name)) await adoptLegacy(name);
       }
+      await keepCode();
       await self.clients.claim();
     })(),
   );
@@ -62,6 +73,21 @@ async function adoptLegacy(name) {
     await legacy.delete(request);
   }
   if (!(await legacy.keys()).length) await caches.delete(name);
+}
+
+/** This version joins the code versions kept; the files of older ones than the last KEEP go. */
+async function keepCode() {
+  const cache = await caches.open(CODE_CACHE);
+  const listed = await cache.match(VERSIONS).then(
+    (r) => r?.json(),
+    () => null,
+  );
+  const versions = [...(Array.isArray(listed) ? listed : []).filter((v) => v !== VERSION), VERSION].slice(-KEEP);
+  await cache.put(VERSIONS, Response.json(versions));
+  for (const request of await cache.keys()) {
+    const v = new URL(request.url).searchParams.get("v");
+    if (request.url !== VERSIONS && !versions.includes(v)) await cache.delete(request);
+  }
 }
 
 /** Whether `response`'s bytes are those the build wrote for `url` (HASHES). */
@@ -84,6 +110,20 @@ async function cacheFirst(request) {
   return response;
 }
 
+/** The code, by version: a version's file from the cache, else from the network; kept only when
+ * it is this build's (its version, its hash). A page opened before a deploy finds its version's
+ * files here; one this worker never kept comes from the network as the host has it now (js/worker.js
+ * then tells the page it was updated). */
+async function codeFirst(request) {
+  const cache = await caches.open(CODE_CACHE);
+  const hit = await cache.match(request);
+  if (hit) return hit;
+  const response = await fetch(request, { cache: "no-cache" });
+  const ours = new URL(request.url).searchParams.get("v") === VERSION;
+  if (response.ok && ours && (await verified(request.url, response))) await cache.put(request, response.clone());
+  return response;
+}
+
 async function networkFirst(request) {
   const cache = await caches.open(SITE_CACHE);
   try {
@@ -97,8 +137,12 @@ async function networkFirst(request) {
   }
 }
 
-const fetchThrough = (request) =>
-  RUNTIME_PATHS.some((p) => request.url.startsWith(p)) ? cacheFirst(request) : networkFirst(request);
+function fetchThrough(request) {
+  const under = (paths) => paths.some((p) => request.url.startsWith(p));
+  if (under(RUNTIME_PATHS)) return cacheFirst(request);
+  if (under(CODE_PATHS) && new URL(request.url).searchParams.has("v")) return codeFirst(request);
+  return networkFirst(request);
+}
 
 self.addEventListener("fetch", (event) => {
   const { request } = event;

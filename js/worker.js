@@ -26,7 +26,8 @@
 //                                                               (made: loaded the long way, not kept)
 //
 // A failure's kind is "load" (part of the runtime could not be fetched or started; `what`
-// names it) or "error" (Python raised in the site's own code, e.g. the checker). Errors in the
+// names it), "stale" (what came is of a later deploy than the page: worker.js, the wheel or
+// Pyodide) or "error" (Python raised in the site's own code, e.g. the checker). Errors in the
 // learner's code are not failures: they are the run's stderr.
 //
 // No job's code ever meets another job's state: the page gives every job that runs learner code
@@ -34,10 +35,15 @@
 // boot image, a snapshot of an interpreter no learner code has touched (js/boot.js). The judge's
 // worker runs only the site's own code, so it serves every verdict.
 
-import { fromImage, makeImage, parts, storedImage, storeImage } from "./boot.js";
+import { fromImage, makeImage, parts, Stale, storedImage, storeImage } from "./boot.js";
+
+// the code version this file was published under (site_build/es_modules.py versioned writes it);
+// a page of another version (one opened before a deploy, its modules from then) cannot drive this
+// worker: every job it sends fails as "stale", and the page asks for a reload
+const VERSION = "__VERSION__";
 
 let port = null;
-let config = null; // {indexURL, wheelUrl, imageCache, numpyTimeoutMs, judge?, image?}
+let config = null; // {version, indexURL, pyodideVersion, wheelUrl, imageCache, numpyTimeoutMs, judge?, image?}
 let pyodide = null;
 let corePromise = null;
 let trusted = null; // the site's modules the jobs call: {runner, check, demo}
@@ -114,6 +120,16 @@ async function compileMain() {
   }
 }
 
+/** Our wheel's bytes, if they are those its URL names (`?v=`: the start of their SHA-256); other
+ * bytes are a later deploy's, which the page's code may not match. */
+async function ourWheel(buffer) {
+  const named = new URL(config.wheelUrl).searchParams.get("v");
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", buffer));
+  const hex = [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+  if (named && !hex.startsWith(named)) throw new Stale(`the wheel is ${hex.slice(0, 16)}, not ${named}`);
+  return buffer;
+}
+
 /** The page's first worker: fetch and compile everything, start from the image an earlier page
  * kept or else load the long way, warm up and make it; send the page the boot image every later
  * worker starts from (js/boot.js). */
@@ -124,7 +140,7 @@ async function make() {
   const [main, ...wheels] = await Promise.all([
     compileMain(),
     withTimeout(bytes(`${config.indexURL}${numpy}`), config.numpyTimeoutMs, numpy),
-    bytes(config.wheelUrl),
+    bytes(config.wheelUrl).then(ourWheel),
   ]);
   const base = await parts(main, wheels);
   const { indexURL, wheelUrl, imageCache } = config;
@@ -132,14 +148,14 @@ async function make() {
   if (kept) {
     const image = { ...base, ...kept };
     try {
-      const py = await fromImage(indexURL, image);
+      const py = await fromImage(config, image);
       port.postMessage({ type: "image", image, made: false });
       return py;
     } catch {
       await storeImage(imageCache, indexURL, wheelUrl, null); // not this build's, or damaged
     }
   }
-  const { py, image } = await makeImage(indexURL, base);
+  const { py, image } = await makeImage(config, base);
   port.postMessage({ type: "image", image, made: true });
   storeImage(imageCache, indexURL, wheelUrl, image); // for the next page: nobody waits for it
   return py;
@@ -150,9 +166,10 @@ function load() {
   corePromise ??= (async () => {
     lastFailedFetch = null;
     try {
-      pyodide = config.image ? await fromImage(config.indexURL, config.image) : await make();
+      if (config.version !== VERSION) throw new Stale(`worker.js is ${VERSION}, the page ${config.version}`);
+      pyodide = config.image ? await fromImage(config, config.image) : await make();
     } catch (err) {
-      if (err instanceof LoadError) throw err;
+      if (err instanceof LoadError || err instanceof Stale) throw err;
       throw new LoadError(lastFailedFetch ?? "pyodide.mjs", String(err?.message ?? err));
     }
     config.image = null; // the page keeps it; this worker needs it no more
@@ -369,7 +386,9 @@ async function handle(msg) {
       failure:
         err instanceof LoadError
           ? { kind: "load", what: err.what, message: err.message, offline: self.navigator.onLine === false }
-          : { kind: "error", message: String(err?.message ?? err) },
+          : err instanceof Stale
+            ? { kind: "stale", message: err.message }
+            : { kind: "error", message: String(err?.message ?? err) },
     };
   }
   output.finish();

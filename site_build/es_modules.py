@@ -1,4 +1,5 @@
-"""The files a set of ES modules needs: they, and whatever they import by relative path.
+"""The files a set of ES modules needs: they, and whatever they import by relative path; and
+the site's own modules published under their version.
 
 The site serves npm packages that ship plain ES modules (prism-code-editor) as they are, with no
 bundler: the browser follows their ``import … from "./x.js"``. This finds every file such an
@@ -8,6 +9,7 @@ A bare import (``from "emmet"``) cannot be served that way: it is an error that 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -54,3 +56,31 @@ def closure(root: Path, entries: list[str]) -> list[str]:
                 raise ModuleError(f"{path}: imports {spec!r}, outside {root}")
             todo.append(target.relative_to(root).as_posix())
     return sorted(seen)
+
+
+def version(paths: list[Path], *extra: str) -> str:
+    """A short hash of the modules at ``paths`` (names and bytes) and of ``extra`` strings: the
+    site's code version, which changes whenever any of them does."""
+    digest = hashlib.sha256()
+    for path in sorted(paths, key=lambda p: p.name):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for text in extra:
+        digest.update(text.encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def versioned(text: str, version: str) -> str:
+    """A module of the site's as it is published: every relative import (static or dynamic)
+    asks for ``?v=<version>``, and the literal ``"__VERSION__"`` is the version.
+
+    A module URL then names one build's file: a page never runs one deploy's module with
+    another's (a host's HTTP cache keeps files for minutes), and the service worker can keep an
+    open page's modules across a deploy (js/sw.js)."""
+
+    def ask(match: re.Match) -> str:
+        spec, whole, at = match.group(2), match.group(0), match.start(2) - match.start(0)
+        if not spec.startswith(("./", "../")) or "?" in spec:
+            return whole
+        return whole[:at] + f"{spec}?v={version}" + whole[at + len(spec):]
+
+    return _SPECIFIER.sub(ask, text).replace('"__VERSION__"', f'"{version}"')

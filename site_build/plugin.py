@@ -5,7 +5,8 @@
   from npm with numpy verified, see ``site_build.pyodide_dist``, and the wheel with the exercise
   manifest, ``site_build.wheel``) and the demo's sample run. Every problem found is a clear
   error naming the file, and so is a UI string missing in a language (``site_build.ui_strings``).
-- ``on_files``: publish what is not a page: our ``js/`` modules, KaTeX's CSS and fonts, uPlot,
+- ``on_files``: publish what is not a page: our ``js/`` modules (under the code version:
+  ``es_modules.versioned``), KaTeX's CSS and fonts, uPlot,
   the code editor's modules (``site_build.es_modules``), Pyodide, the wheel, and each
   chapter's ``exercise.py`` and ``solution.py`` downloads in the language being built.
 - ``on_page_markdown``: write the pinned library versions (``{{verl}}``, ``site_build.pins``),
@@ -165,9 +166,14 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
         # what the page's scripts read: overrides/main.html writes it into <script id="rl-config">
         # with the page's `base` (the paths resolve against it), js/dom.js siteConfig() parses it
         digest = hashlib.sha256(self.wheel[1]).hexdigest()[:16]  # a new wheel, a new URL
+        # the code version: the ?v= of every module's URL, and what a worker checks it was
+        # started by a page of its own build (js/worker.js VERSION)
+        self.version = es_modules.version([p for p, _ in self._code()], url or version)
         config.extra["rl_config"] = {
+            "version": self.version,
             "wheel": f"{service_worker.WHEELS}/{self.wheel[0]}?v={digest}",
             "pyodide": url or f"{service_worker.PYODIDE}/",
+            "pyodideVersion": version,  # js/boot.js starts only this version's runtime
             "numpyTimeoutMs": NUMPY_TIMEOUT_MS,
         }
         try:
@@ -222,19 +228,33 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
 
     # ---- files -----------------------------------------------------------------------------
 
+    def _code(self) -> list[tuple[Path, str]]:
+        """The site's code: our ``js/`` modules (but sw.js: on_post_build writes it) and the
+        vendor modules they import, as (source, path in the site); published under the code
+        version (``es_modules.versioned``), in the folders service_worker.CODE_FOLDERS names."""
+        node = self.root / "node_modules"
+        found = [(p, f"assets/js/{p.name}") for p in sorted((self.root / "js").glob("*.js"))
+                 if p.name != "sw.js"]
+        vendor = ((node / "uplot" / "dist" / "uPlot.esm.js", "assets/uplot"),  # demo.js's charts
+                  (node / "fflate" / "esm" / "browser.js", "assets/fflate"))  # boot.js unzips
+        for source, dest in vendor:
+            if not source.is_file():
+                raise PluginError(f"missing {source}: run `npm ci`")
+            found.append((source, f"{dest}/{source.name}"))
+        return found
+
     def on_files(self, files: Files, config: MkDocsConfig) -> Files:
         node = self.root / "node_modules"
+        for source, dest in self._code():
+            text = source.read_text(encoding="utf-8")
+            _add(files, config, dest, content=es_modules.versioned(text, self.version))
         assets = [  # (source folder, glob, destination folder in the site)
-            (self.root / "js", "*.js", "assets/js"),  # but sw.js: on_post_build writes it
             (node / "katex" / "dist", "katex.min.css", "assets/katex"),
             (node / "katex" / "dist", "fonts/*.woff2", "assets/katex"),
-            (node / "uplot" / "dist", "uPlot.esm.js", "assets/uplot"),
             (node / "uplot" / "dist", "uPlot.min.css", "assets/uplot"),
-            # js/boot.js unzips the wheels with it
-            (node / "fflate" / "esm", "browser.js", "assets/fflate"),
         ]
         for src_dir, pattern, dest_dir in assets:
-            matches = sorted(p for p in src_dir.glob(pattern) if p != self.root / "js" / "sw.js")
+            matches = sorted(src_dir.glob(pattern))
             if not matches:
                 raise PluginError(f"missing {src_dir / pattern}: run `npm ci`")
             for path in matches:
@@ -309,7 +329,7 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
     def on_post_build(self, config: MkDocsConfig) -> None:
         site = Path(config.site_dir)
         if (site / "assets" / "js").is_dir():  # not mkdocs-static-i18n's build of a language
-            service_worker.write(site, self.root / "js" / "sw.js")
+            service_worker.write(site, self.root / "js" / "sw.js", self.version)
 
     def on_serve(self, server, config: MkDocsConfig, builder):
         """Rebuild when our JavaScript or templates change, not only the pages."""

@@ -2,10 +2,11 @@
 
 ``write`` fills its placeholders: ``__BUILD__`` hashes every file of the site (a new build
 installs a new worker), ``__RUNTIME__`` the Python runtime's files alone (Pyodide and the
-wheel stay cached across builds that do not change them), ``{ __RUNTIME_HASHES__: "" }`` holds
-each runtime file's SHA-256 (the worker caches only files that match), ``["__RUNTIME_FOLDERS__"]``
-names their folders, and ``["__PRECACHE__"]`` lists what search needs offline (its worker fetches
-it before the service worker can see the request).
+wheel stay cached across builds that do not change them), ``"__VERSION__"`` is the code version
+(the ``?v=`` of every module's URL), ``{ __HASHES__: "" }`` holds each runtime and code file's
+SHA-256 (the worker caches only files that match), ``["__RUNTIME_FOLDERS__"]`` and
+``["__CODE_FOLDERS__"]`` name their folders, and ``["__PRECACHE__"]`` lists what search needs
+offline (its worker fetches it before the service worker can see the request).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from pathlib import Path
 PYODIDE = "assets/pyodide"
 WHEELS = "assets/wheels"
 RUNTIME_FOLDERS = (PYODIDE, WHEELS)
+# the site's code, published under its version (site_build/plugin.py _code): cached first by
+# sw.js, each version's files kept across deploys for the pages still open on it
+CODE_FOLDERS = ("assets/js", "assets/uplot", "assets/fflate")
 
 
 def _tree_digest(folder: Path, skip: Path | None = None) -> str:
@@ -45,17 +49,20 @@ def search_files(site: Path) -> list[str]:
     return [f for f in files if (site / f).exists()]
 
 
-def runtime_hashes(site: Path) -> dict[str, str]:
-    """Each runtime file's SHA-256 (hex), by its path in the site: what sw.js verifies."""
+def hashes(site: Path) -> dict[str, str]:
+    """Each runtime and code file's SHA-256 (hex), by its path in the site: what sw.js verifies
+    before it keeps one (the code's .js files only: uPlot's CSS is no module)."""
     return {
         path.relative_to(site).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-        for folder in RUNTIME_FOLDERS if (site / folder).is_dir()
-        for path in sorted((site / folder).rglob("*")) if path.is_file()
+        for folder in RUNTIME_FOLDERS + CODE_FOLDERS if (site / folder).is_dir()
+        for path in sorted((site / folder).rglob("*"))
+        if path.is_file() and (folder in RUNTIME_FOLDERS or path.suffix == ".js")
     }
 
 
-def write(site: Path, template: Path) -> None:
-    """Write ``template`` (js/sw.js) to ``site/sw.js`` with its placeholders filled."""
+def write(site: Path, template: Path, version: str) -> None:
+    """Write ``template`` (js/sw.js) to ``site/sw.js`` with its placeholders filled; ``version``
+    is the code version (the ``?v=`` of the modules' URLs)."""
     sw = site / "sw.js"
     runtime = hashlib.sha256()
     for folder in RUNTIME_FOLDERS:
@@ -64,6 +71,8 @@ def write(site: Path, template: Path) -> None:
     text = template.read_text(encoding="utf-8")
     text = text.replace("__RUNTIME__", runtime.hexdigest()[:16])
     text = text.replace('["__RUNTIME_FOLDERS__"]', json.dumps([f"{f}/" for f in RUNTIME_FOLDERS]))
-    text = text.replace('{ __RUNTIME_HASHES__: "" }', json.dumps(runtime_hashes(site)))
+    text = text.replace('["__CODE_FOLDERS__"]', json.dumps([f"{f}/" for f in CODE_FOLDERS]))
+    text = text.replace('"__VERSION__"', json.dumps(version))
+    text = text.replace('{ __HASHES__: "" }', json.dumps(hashes(site)))
     text = text.replace('["__PRECACHE__"]', json.dumps(search_files(site)))
     sw.write_text(text.replace("__BUILD__", _tree_digest(site, skip=sw)), encoding="utf-8")

@@ -253,7 +253,7 @@ def long_loads(page) -> int:
     (js/boot.js): every other worker starts from that image."""
     return page.evaluate("""async () => {
         const src = document.querySelector('script[src*="runner.js"]').src;
-        return (await import(new URL('python.js', src))).runtime().images;
+        return (await import(new URL('python.js' + new URL(src).search, src))).runtime().images;
     }""")
 
 

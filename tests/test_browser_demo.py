@@ -70,7 +70,7 @@ export function runtime() {
 
 def test_a_double_click_on_run_starts_one_run(page):
     page.route(
-        "**/assets/js/python.js",
+        "**/assets/js/python.js?v=*",
         lambda route: route.fulfill(body=COUNTING, content_type="text/javascript"),
     )
     page.locator("[data-demo] [data-action='run']").dblclick()
@@ -83,7 +83,7 @@ def test_a_double_click_on_run_starts_one_run(page):
 
 def test_the_box_adds_the_runs_beside_grpo_to_the_learners_run(page):
     page.route(
-        "**/assets/js/python.js",
+        "**/assets/js/python.js?v=*",
         lambda route: route.fulfill(body=COUNTING, content_type="text/javascript"),
     )
     box = page.locator("[data-demo] [data-option='variants']")

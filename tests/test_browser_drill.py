@@ -196,7 +196,7 @@ export function runtime() {
 
 def _stub_python(page):
     page.route(
-        "**/assets/js/python.js",
+        "**/assets/js/python.js?v=*",
         lambda route: route.fulfill(body=SLOW_EQUIVALENT, content_type="text/javascript"),
     )
 

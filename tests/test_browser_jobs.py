@@ -34,7 +34,7 @@ def test_import_math_torch_in_edit_mode_loads_the_torch_layer(chromium, site_url
 def test_stop_while_python_js_is_still_loading_ends_the_job_at_once(chromium, site_url):
     page = new_page(chromium, f"{site_url}/en/ppo/")
     page.route(
-        "**/assets/js/python.js",
+        "**/assets/js/python.js?v=*",
         lambda route: route.fulfill(body=NEVER, content_type="text/javascript"),
     )
     root = cell(page, CELL)

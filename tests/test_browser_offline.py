@@ -4,11 +4,18 @@ A learner visits a lesson and runs an exercise; the network goes; a reload still
 and Run and Check still work from the cached runtime. A deploy keeps the pages visited before
 it, and a changed runtime file is cached as the build wrote it, even when the host lets the
 browser's HTTP cache keep the old one; two copies of the site on one origin stay apart.
+
+A page open across a deploy goes on with its own version's code (the service worker keeps it);
+where that code is gone (no service worker), the page says the site was updated and asks for a
+reload, which runs the new code with the learner's work as it was.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
+from pathlib import Path
 
 from .browser import describe, new_page, serve, wait_until
 from .conftest import LESSONS, ROOT
@@ -153,7 +160,7 @@ def test_the_runtime_is_cached_only_as_the_build_wrote_it_past_a_stale_http_cach
         lock.write_text(lock.read_text() + "\n")
         later = lock.stat().st_mtime + 60
         os.utime(lock, (later, later))
-        service_worker.write(site, ROOT / "js" / "sw.js")
+        service_worker.write(site, ROOT / "js" / "sw.js", _version(site))
         _updated(page)
         page.reload()
         _fill(page)
@@ -167,5 +174,115 @@ def test_the_runtime_is_cached_only_as_the_build_wrote_it_past_a_stale_http_cach
             return null;
         }""", f"{url}/assets/pyodide/pyodide-lock.json")
         assert cached is not None and cached[1] == lock.read_text(), "stale or missing"
+        assert not page.errors and not page.foreign
+        page.context.close()
+
+
+# ---- a deploy under an open page ----------------------------------------------------------------
+
+# every request asks the server: a deploy is seen at once
+NO_STORE = {"Cache-Control": "no-cache"}
+
+
+def _version(site: Path) -> str:
+    """The code version of the site in ``site`` (its pages' rl-config)."""
+    html = (site / "en" / "index.html").read_text(encoding="utf-8")
+    return json.loads(re.search(r'<script id="rl-config"[^>]*>(.*?)</script>', html, re.S)[1])[
+        "version"]
+
+
+def _deploy_code(site: Path, *, worker_js_appends: str = "") -> str:
+    """Deploy new code over ``site`` as a build of changed JavaScript would: a new code version
+    in every page and module (worker.js, changed by ``worker_js_appends``), and a new sw.js with
+    the new files' hashes. Returns the new version."""
+    from site_build import service_worker
+
+    old = _version(site)
+    new = old[::-1] if old[::-1] != old else "0" * len(old)
+    for path in [*site.rglob("*.html"), *site.glob("assets/*/*.js")]:
+        text = path.read_text(encoding="utf-8")
+        if old in text:
+            path.write_text(text.replace(old, new), encoding="utf-8")
+    worker = site / "assets" / "js" / "worker.js"
+    worker.write_text(worker.read_text(encoding="utf-8") + worker_js_appends, encoding="utf-8")
+    service_worker.write(site, ROOT / "js" / "sw.js", new)
+    return new
+
+
+def test_an_open_page_goes_on_with_its_own_code_across_a_deploy_that_replaced_it(
+        chromium, built_site, tmp_path):
+    """With the service worker, a page opened before a deploy starts its workers from its own
+    version's modules, which the worker kept, even once the new service worker controls it and
+    the host serves only a new worker.js that this page could not drive."""
+    site = tmp_path / "site"
+    shutil.copytree(built_site["dir"], site)
+    expected = golden_path(LESSONS[STEM]).read_text(encoding="utf-8")
+    with serve(site, headers=NO_STORE) as url:
+        page = new_page(chromium, f"{url}/en/ppo/", service_workers="allow")
+        _controlled(page)
+        _fill(page)
+        assert _run(page, "run") == expected
+        # the host now has a worker.js this page's code could not drive
+        _deploy_code(site, worker_js_appends="\nthrow new Error('another protocol');\n")
+        _updated(page)  # the new service worker controls the open page
+        assert _run(page, "run") == expected  # the spare, started before the deploy
+        assert _run(page, "run") == expected  # a worker started after it, of the page's version
+        _run(page, "check")
+        passed, total = page.locator(f"{CELL} .rl-status").text_content().split("/")
+        assert passed == total
+        assert not page.errors and not page.foreign
+        page.context.close()
+
+
+def test_a_page_whose_code_a_deploy_replaced_says_so_and_a_reload_runs_the_new_code(
+        chromium, built_site, tmp_path):
+    """Without a service worker the host has only the new code: once the worker started before
+    the deploy has served its job, the open page's Run and Check say the site was updated and ask
+    for a reload (no worker of another version runs its jobs); the reload keeps the learner's
+    blanks and runs the new code."""
+    site = tmp_path / "site"
+    shutil.copytree(built_site["dir"], site)
+    expected = golden_path(LESSONS[STEM]).read_text(encoding="utf-8")
+    with serve(site, headers=NO_STORE) as url:
+        page = new_page(chromium, f"{url}/en/ppo/")
+        _fill(page)
+        assert _run(page, "run") == expected
+        _deploy_code(site)
+        assert _run(page, "run") == expected  # the spare, started before the deploy
+        for action in ("run", "check"):
+            assert "This site was updated after this page was opened" in _run(page, action)
+        answers = [b.answer for b in LESSONS[STEM].blanks]
+        page.reload()
+        blanks = page.locator(CELL).locator("input[data-blank]")
+        assert [blanks.nth(k).input_value() for k in range(len(answers))] == answers
+        assert _run(page, "run") == expected
+        assert not page.errors and not page.foreign
+        page.context.close()
+
+
+def test_a_wheel_or_pyodide_of_a_later_deploy_is_named_as_such_not_run(
+        chromium, built_site, tmp_path):
+    """The worker checks what it fetches against what the page names: a wheel whose bytes are
+    not its URL's hash (a deploy changed it before the page's first Run), or a Pyodide of another
+    version (before a later Run), is a site updated, not a runtime that fails in odd ways."""
+    from site_build import pyodide_dist
+
+    site = tmp_path / "site"
+    shutil.copytree(built_site["dir"], site)
+    with serve(site, headers=NO_STORE) as url:
+        page = new_page(chromium, f"{url}/en/ppo/")
+        _fill(page)
+        (wheel,) = (site / "assets" / "wheels").glob("*.whl")
+        original = wheel.read_bytes()
+        wheel.write_bytes(original + b"\0")
+        assert "This site was updated after this page was opened" in _run(page, "run")
+        page.reload()  # the same version (only the wheel changed): a reload cannot help yet
+        wheel.write_bytes(original)
+        _fill(page)
+        assert _run(page, "run") == golden_path(LESSONS[STEM]).read_text(encoding="utf-8")
+        mjs = site / "assets" / "pyodide" / "pyodide.mjs"
+        version = f'"{pyodide_dist.version()}"'  # the one string of it in pyodide.mjs
+        mjs.write_text(mjs.read_text(encoding="utf-8").replace(version, '"0.0.1"'), "utf-8")
+        assert "This site was updated after this page was opened" in _run(page, "run")
         assert not page.errors and not page.foreign
         page.context.close()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from site_build.es_modules import ModuleError, closure, imports
+from site_build.es_modules import ModuleError, closure, imports, version, versioned
 from site_build.plugin import EDITOR_DIST, EDITOR_ENTRIES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,3 +63,32 @@ def test_the_published_editor_files_import_only_each_other():
                 target = (dist / name).parent.joinpath(spec).resolve().relative_to(dist.resolve())
                 assert target.as_posix() in files, (name, spec)
     assert len(files) < 30  # a few chunks, not the package's 600 grammars
+
+
+def test_versioned_asks_each_relative_import_for_the_version_and_stamps_the_literal():
+    text = """import { a } from "./one.js";
+import uPlot from "../uplot/uPlot.esm.js";
+const later = import("./two.js");
+const pyodide = import(`${indexURL}pyodide.mjs`);
+import "./already.js?v=old";
+const VERSION = "__VERSION__";
+"""
+    out = versioned(text, "abc")
+    assert out == """import { a } from "./one.js?v=abc";
+import uPlot from "../uplot/uPlot.esm.js?v=abc";
+const later = import("./two.js?v=abc");
+const pyodide = import(`${indexURL}pyodide.mjs`);
+import "./already.js?v=old";
+const VERSION = "abc";
+"""
+
+
+def test_the_code_version_changes_with_any_module_and_with_the_runtime(tmp_path):
+    a, b = tmp_path / "a.js", tmp_path / "b.js"
+    a.write_text("1")
+    b.write_text("2")
+    first = version([a, b], "0.27.8")
+    assert version([b, a], "0.27.8") == first  # the order given does not matter
+    assert version([a, b], "0.27.9") != first
+    b.write_text("3")
+    assert version([a, b], "0.27.8") != first

@@ -416,3 +416,34 @@ def test_numbers_in_the_grpo_pages_prose_come_from_its_lessons_outputs(lang):
     numbers = set(re.findall(r"(?<!arXiv:)(?<!abs/)\b\d+\.\d{3,}", text))
     assert len(numbers) >= 6  # the aggregation table, the clip-higher and reward-model walkthroughs
     assert not {n for n in numbers if n not in outputs}
+
+
+def test_every_module_url_asks_for_the_code_version_and_the_service_worker_knows_each_file(
+        built_site):
+    """A page, its modules and the worker it starts are one build's: every script tag and every
+    relative import asks for ``?v=<version>``; worker.js carries that version (it refuses a page
+    of another), and sw.js has each module's hash (it keeps only this build's bytes)."""
+    import hashlib
+
+    from site_build import service_worker
+    from site_build.es_modules import imports
+
+    site = built_site["dir"]
+    html = (site / "en" / "ppo" / "index.html").read_text(encoding="utf-8")
+    config = json.loads(re.search(r'<script id="rl-config"[^>]*>(.*?)</script>', html, re.S)[1])
+    v = config["version"]
+    scripts = re.findall(r'<script type="module" src="([^"]+)"', html)
+    assert scripts and all(src.endswith(f".js?v={v}") for src in scripts), scripts
+    modules = [p for folder in service_worker.CODE_FOLDERS for p in (site / folder).glob("*.js")]
+    assert {p.name for p in modules} >= {"worker.js", "boot.js", "python.js", "browser.js"}
+    for module in modules:
+        for spec in imports(module):
+            if spec.startswith(("./", "../")):
+                assert spec.endswith(f".js?v={v}"), (module.name, spec)
+    assert f'const VERSION = "{v}";' in (site / "assets" / "js" / "worker.js").read_text("utf-8")
+    sw = (site / "sw.js").read_text(encoding="utf-8")
+    assert f'const VERSION = "{v}";' in sw
+    hashes = json.loads(re.search(r"const HASHES = (\{.*?\});", sw)[1])
+    for module in modules:
+        path = module.relative_to(site).as_posix()
+        assert hashes[path] == hashlib.sha256(module.read_bytes()).hexdigest(), path

@@ -297,6 +297,22 @@ describe("PythonRuntime", () => {
     assert.equal((await ended(job, "failed")).failure.kind, "load");
   });
 
+  test("a worker of a later deploy fails its job as stale, and every later job at once, with no worker", async () => {
+    const { rt, worker, spare } = await withSpare();
+    const first = run(rt, "2");
+    await sent();
+    spare.send({ id: spare.jobs[0].id, type: "ack" });
+    const failure = { kind: "stale", message: "worker.js is b, the page a" };
+    spare.send({ id: spare.jobs[0].id, type: "done", outcome: { ok: false, failure } });
+    assert.deepEqual((await ended(first, "failed")).failure, failure);
+    assert.equal(spare.terminated, true);
+    const started = workers.length;
+    const later = run(rt, "3");
+    assert.deepEqual((await ended(later, "failed")).failure, failure);
+    assert.equal(workers.length, started); // no spare after it, no worker for the later job
+    assert.equal(worker.terminated, true);
+  });
+
   test("queued -> stopped: a job stopped before it is sent never reaches the worker", async () => {
     const rt = runtime();
     const first = run(rt, "1");

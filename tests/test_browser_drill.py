@@ -269,13 +269,13 @@ def test_python_decides_answers_that_differ_in_text(chromium, site_url):
     """With the page's real Python: "1 / 2" for 0.5 means the same (accepted), "0.6" does not,
     and an answer that loops is wrong and said to loop."""
     drill = "[data-drill='ppo/kl_estimators']"
+    page = new_page(chromium)
     for seed in range(1, 64):  # a mask at 50% that hides the 0.5 of K2
-        page = new_page(chromium, f"{site_url}/ppo/?drill-ppo-kl_estimators={seed:x}.50.d")
+        page.goto(f"{site_url}/ppo/?drill-ppo-kl_estimators={seed:x}.50.d")
         data = json.loads(page.locator(f"{drill} script").text_content())
         target = next(i for i, s in enumerate(data["slots"]) if s["text"] == "0.5")
         if page.locator(f"{drill} input[data-slot='{target}']").count():
             break
-        page.context.close()
     inputs = page.locator(f"{drill} input[data-slot]")
 
     def answer_and_check(typed: str) -> None:

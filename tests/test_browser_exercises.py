@@ -4,8 +4,9 @@ from the built site, nothing from another host). The two languages' pages carry 
 them, alternating: every chapter is exercised in both languages, in half the time.
 
 For each exercise: its blanks filled from the answers, Run prints exactly the page's expected
-output; Check passes; a wrong last blank makes Check fail and show the failing case. One page per
-language and lesson folder is shared by its exercises, so Python loads once per page.
+output; Check passes; a wrong last blank makes Check fail and show the failing case. One browser
+page per language goes from lesson page to lesson page: Python loads the long way once per
+language, and every later page starts from the boot image it kept.
 """
 
 from __future__ import annotations
@@ -31,13 +32,21 @@ def one_line(answer: str) -> str:
 
 @pytest.fixture(scope="module")
 def pages(chromium, site_url):
-    """(language, lesson folder) -> a page, opened on first use and kept for the module."""
-    opened: dict[tuple[str, str], object] = {}
+    """(language, lesson folder) -> the language's page, on that folder's lesson page: one
+    browser per language, kept for the module. Its first page loads Python the long way; every
+    later one starts from the boot image the first kept (js/boot.js), as a learner's would."""
+    opened: dict[str, object] = {}
 
     def get(lang: str, folder: str):
-        if (lang, folder) not in opened:
-            opened[lang, folder] = new_page(chromium, f"{site_url}/{LANGUAGES[lang]}{folder}/")
-        return opened[lang, folder]
+        url = f"{site_url}/{LANGUAGES[lang]}{folder}/"
+        if lang not in opened:
+            opened[lang] = new_page(chromium, url)
+        page = opened[lang]
+        if page.url != url:
+            assert not page.errors and not page.foreign, (page.errors, page.foreign)
+            page.goto(url)
+            page.wait_for_load_state("networkidle")
+        return page
 
     yield get
     for page in opened.values():

@@ -73,7 +73,7 @@ export function saveJSON(key, value) {
 // before its keys had its path (nothing is lost; the copy is left where it was).
 const LEGACY = "rl-ops/";
 const SITE_PATH = globalThis.location ? new URL(siteConfig().base ?? "./", location.href).pathname : "/"; // "/" off a page
-const PREFIX = SITE_PATH === "/" ? LEGACY : `rl-ops@${SITE_PATH}`;
+export const PREFIX = SITE_PATH === "/" ? LEGACY : `rl-ops@${SITE_PATH}`;
 try {
   if (PREFIX !== LEGACY && localStorage.getItem(`${PREFIX}copied`) === null) {
     for (const key of Object.keys(localStorage).filter((k) => k.startsWith(LEGACY))) {
@@ -99,6 +99,17 @@ export const STORAGE = {
 
 /** A plain object (not null, not an array). */
 export const isRecord = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Saved work of a cell: {version, blanks: [strings], editor: string|null, editing: bool}. */
+export const validWork = (v) =>
+  isRecord(v) &&
+  typeof v.version === "string" &&
+  Array.isArray(v.blanks) &&
+  v.blanks.every((b) => typeof b === "string") &&
+  (v.editor == null || typeof v.editor === "string");
+
+/** The tokens missed in drills: {token text: times missed}. */
+export const validMisses = (v) => isRecord(v) && Object.values(v).every((n) => Number.isSafeInteger(n) && n >= 0);
 
 /** A drill's record as stored: {version, best, attempts}, a count and a per cent. (A record
  * without a version was written before records had one: it stands for the current version.) */

@@ -6,7 +6,17 @@
 // and can be shared. Exact answers are decided here at once; other answers can be accepted "by
 // meaning" by the Python worker, loaded only then.
 
-import { drillRecord, el, isRecord, loadJSON, mountAll, STORAGE, saveJSON, validDrillRecord } from "./dom.js";
+import {
+  drillRecord,
+  el,
+  isRecord,
+  loadJSON,
+  mountAll,
+  STORAGE,
+  saveJSON,
+  validDrillRecord,
+  validMisses,
+} from "./dom.js";
 import { strings } from "./i18n.js";
 import { LIMITS, start } from "./runtime.js";
 import { JobView } from "./view.js";
@@ -44,9 +54,6 @@ function pick(seed, candidates, m) {
 
 const normalise = (s) => s.trim().replace(/\s+/g, " ");
 
-// what the drill keeps in localStorage, checked whenever it is read (readJSON sets aside the rest)
-const count = (n) => Number.isSafeInteger(n) && n >= 0;
-const validMisses = (v) => isRecord(v) && Object.values(v).every(count);
 const missed = (misses, text) => (Object.hasOwn(misses, text) ? misses[text] : 0);
 
 // ---- one drill -------------------------------------------------------------------------------

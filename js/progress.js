@@ -1,10 +1,11 @@
 // The home page's progress table: per chapter, how many exercises passed Check in this browser
-// and the drills' best scores, all read from localStorage (nothing leaves the browser), with a
-// reset. Markup (written by the site build, `<!-- rl:progress -->`): <div data-progress><script
+// and the drills' best scores, all read from localStorage (nothing leaves the browser but as a
+// file the learner saves), with a reset, and an export and import of everything (js/backup.js). Markup (written by the site build, `<!-- rl:progress -->`): <div data-progress><script
 // class="rl-progress-data">[{href, title, exercises: [{id, title, version}]}]</script></div>.
 // Only records of an exercise's current version count: older ones are kept, not counted.
 
-import { drillRecord, el, isRecord, loadJSON, mountAll, STORAGE, saveJSON } from "./dom.js";
+import { applyImport, exportProgress, planImport } from "./backup.js";
+import { drillRecord, el, isRecord, loadJSON, mountAll, PREFIX, STORAGE, saveJSON } from "./dom.js";
 import { strings } from "./i18n.js";
 
 const solved = ({ id, version }) => loadJSON(STORAGE.solved + id, null, isRecord)?.version === version;
@@ -21,7 +22,18 @@ class Progress {
       this.t.progress.reset,
     );
     this.resetButton.addEventListener("click", () => this.reset());
-    root.append(this.table, this.resetButton);
+    // progress that moves (js/backup.js): one file out, and one merged in
+    const button = (action, text) => el("button", { type: "button", class: "md-button", "data-action": action }, text);
+    const exportButton = button("export-progress", this.t.progress.export);
+    exportButton.addEventListener("click", () => this.download());
+    const importButton = button("import-progress", this.t.progress.import);
+    this.file = el("input", { type: "file", accept: ".json,application/json", hidden: "", "data-import": "" });
+    importButton.addEventListener("click", () => this.file.click());
+    this.file.addEventListener("change", () => this.upload(this.file.files[0]));
+    this.note = el("p", { class: "rl-progress-note", role: "status" });
+    const buttons = el("div", { class: "rl-progress-buttons" });
+    buttons.append(this.resetButton, exportButton, importButton, this.file);
+    root.append(this.table, buttons, this.note);
     this.render();
     addEventListener("storage", () => this.render()); // another tab solved something
   }
@@ -45,6 +57,43 @@ class Progress {
       return row;
     });
     this.table.replaceChildren(head, ...rows);
+  }
+
+  /** Save everything this browser keeps for the site as one file. */
+  download() {
+    const file = exportProgress(localStorage, PREFIX);
+    const url = URL.createObjectURL(new Blob([JSON.stringify(file, null, 1)], { type: "application/json" }));
+    const link = el("a", { href: url, download: `rl-ops-progress-${file.exported.slice(0, 10)}.json` });
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(url), 0);
+  }
+
+  /** Merge a file `download` wrote (here or in another browser) into this browser's, and say how. */
+  async upload(blob) {
+    this.file.value = ""; // the same file may be chosen again
+    this._say(""); // what an earlier import said is not this one's
+    if (!blob) return;
+    const t = this.t;
+    let file = null;
+    try {
+      file = JSON.parse(await blob.text());
+    } catch {
+      /* not JSON: said below */
+    }
+    const current = Object.fromEntries(this.chapters.flatMap((c) => c.exercises.map((e) => [e.id, e.version])));
+    const plan = planImport(file, localStorage, PREFIX, current);
+    if (plan.error) return this._say(plan.error === "newer" ? t.progress.importNewer : t.progress.importBad);
+    if (!plan.writes.length) return this._say(t.progress.importNothing);
+    if (!applyImport(plan.writes, localStorage)) return this._say(t.progress.importFull);
+    const said = Object.entries(plan.counts)
+      .filter(([, count]) => count > 0)
+      .map(([name, count]) => t.progress.importCounts[name]({ count }));
+    this._say(t.progress.imported({ summary: said.join(t.listSeparator) }));
+    this.render();
+  }
+
+  _say(text) {
+    this.note.textContent = text;
   }
 
   /** Forget every exercise's pass and every drill's record, after asking. */

@@ -11,21 +11,13 @@
 // The highlighted code is only shown (its _____ become inputs); the program is built from the
 // data. Learner text and program output are only ever inserted with textContent.
 
-import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, STORAGE, saveJSON } from "./dom.js";
+import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, STORAGE, saveJSON, validWork } from "./dom.js";
 import { Editor } from "./editor.js";
 import { reasonText, strings } from "./i18n.js";
 import { LIMITS, prefetch, start } from "./runtime.js";
 import { JobView } from "./view.js";
 
 const BLANK = "_____";
-
-/** Saved work of a cell: {version, blanks: [strings], editor: string|null, editing: bool}. */
-const validWork = (v) =>
-  isRecord(v) &&
-  typeof v.version === "string" &&
-  Array.isArray(v.blanks) &&
-  v.blanks.every((b) => typeof b === "string") &&
-  (v.editor == null || typeof v.editor === "string");
 
 function lineCount(text) {
   return text.split("\n").length;

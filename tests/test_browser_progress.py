@@ -94,3 +94,76 @@ def test_records_of_an_older_version_are_kept_but_not_counted_nor_shown(chromium
                       {"version": "old", "best": 90, "attempts": 3}]
     assert not page.errors and not page.foreign, (page.errors, page.foreign)
     page.context.close()
+
+
+def _import(page, path) -> str:
+    """Choose ``path`` with the Import button's file chooser; the note the page says then."""
+    with page.expect_file_chooser() as chooser:
+        page.locator("[data-action='import-progress']").click()
+    chooser.value.set_files(str(path))  # the page empties its note as the file is chosen
+    note = page.locator("[data-progress] .rl-progress-note")
+    page.wait_for_function("el => el.textContent", arg=note.element_handle(), timeout=10_000)
+    return note.inner_text()
+
+
+def test_export_then_import_into_a_fresh_browser_restores_the_work_and_the_progress(
+        chromium, site_url, tmp_path):
+    """Progress that moves: the typed blanks, a pass and a drill's record go out as one file and
+    come back into another browser (the table counts them, the cell shows the blanks); the same
+    file again changes nothing; and in a browser with records of its own they merge."""
+    import json
+
+    n_ppo = sum(1 for ex in LESSONS if ex.startswith("ppo/"))
+    answers = [b.answer for b in LESSONS[EXERCISE].blanks]
+    first = new_page(chromium, f"{site_url}/en/ppo/")
+    cell = first.locator(f"[data-runner='{EXERCISE}']")
+    _fill(cell, answers)
+    first.evaluate(
+        "([id, v]) => { localStorage.setItem('rl-ops/solved/' + id, JSON.stringify({version: v}));"
+        " localStorage.setItem('rl-ops/drill/ppo/compute_gae', JSON.stringify({best: 80, attempts: 2})); }",
+        [EXERCISE, LESSONS[EXERCISE].version],
+    )
+    first.goto(f"{site_url}/en/")
+    with first.expect_download() as download:
+        first.locator("[data-action='export-progress']").click()
+    assert download.value.suggested_filename.startswith("rl-ops-progress-")
+    path = tmp_path / download.value.suggested_filename
+    download.value.save_as(path)
+    assert set(json.loads(path.read_text())["entries"]) >= {
+        f"cell/{EXERCISE}", f"solved/{EXERCISE}", "drill/ppo/compute_gae"}
+    first.context.close()
+
+    second = new_page(chromium, f"{site_url}/en/")
+    assert _row(second, "ppo") == (f"0 / {n_ppo}", "—")
+    assert _import(second, path).startswith("Imported: 3 records added")
+    assert _row(second, "ppo") == (f"1 / {n_ppo}", f"80% (1 of {n_ppo} drills tried)")
+    assert "nothing changed" in _import(second, path)  # already all there
+    second.goto(f"{site_url}/en/ppo/")
+    blanks = second.locator(f"[data-runner='{EXERCISE}'] input[data-blank]")
+    assert [blanks.nth(k).input_value() for k in range(len(answers))] == answers
+
+    # a browser with a drill record of its own: the two merge (the best, the most attempts)
+    second.evaluate("localStorage.setItem('rl-ops/drill/ppo/compute_gae',"
+                    " JSON.stringify({best: 90, attempts: 1}))")
+    second.goto(f"{site_url}/en/")
+    assert "1 merged with this browser's" in _import(second, path)
+    stored = second.evaluate("JSON.parse(localStorage.getItem('rl-ops/drill/ppo/compute_gae'))")
+    assert stored == {"best": 90, "attempts": 2}
+    assert not second.errors and not second.foreign, (second.errors, second.foreign)
+    second.context.close()
+
+
+def test_a_file_that_is_no_progress_file_or_of_a_newer_site_changes_nothing_and_says_so(
+        chromium, site_url, tmp_path):
+    page = new_page(chromium, f"{site_url}/")  # the Chinese home page
+    page.evaluate("localStorage.setItem('rl-ops/drill/misses', JSON.stringify({a: 1}))")
+    before = page.evaluate("JSON.stringify(localStorage)")
+    damaged = tmp_path / "damaged.json"
+    damaged.write_text('{"format": "rl-ops-progress", "version": 1, "entries": ')
+    assert "不是本站的进度文件" in _import(page, damaged)
+    newer = tmp_path / "newer.json"
+    newer.write_text('{"format": "rl-ops-progress", "version": 99, "entries": {}}')
+    assert "本站更新的版本" in _import(page, newer)
+    assert page.evaluate("JSON.stringify(localStorage)") == before
+    assert not page.errors and not page.foreign, (page.errors, page.foreign)
+    page.context.close()

@@ -120,7 +120,8 @@ def test_export_then_import_into_a_fresh_browser_restores_the_work_and_the_progr
     _fill(cell, answers)
     first.evaluate(
         "([id, v]) => { localStorage.setItem('rl-ops/solved/' + id, JSON.stringify({version: v}));"
-        " localStorage.setItem('rl-ops/drill/ppo/compute_gae', JSON.stringify({best: 80, attempts: 2})); }",
+        " localStorage.setItem('rl-ops/drill/ppo/compute_gae',"
+        " JSON.stringify({best: 80, attempts: 2})); }",
         [EXERCISE, LESSONS[EXERCISE].version],
     )
     first.goto(f"{site_url}/en/")

@@ -95,6 +95,8 @@ export const STORAGE = {
   // one of an older version is kept under + "/v/<version>" when the current one starts
   drillTyped: `${PREFIX}drill/typed/`, // what was typed into a drill's mask: {mask, answers}
   drillMisses: `${PREFIX}drill/misses`, // the one key: {token text: times missed}, every drill's
+  settings: `${PREFIX}settings`, // the one key: {cleanSlate: bool} (cleanslate.js; main.html's head reads it too)
+  revealed: `${PREFIX}revealed/`, // {version}: the learner asked to see an exercise's answer (cleanslate.js)
 };
 
 /** A plain object (not null, not an array). */

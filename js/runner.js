@@ -425,6 +425,8 @@ class Cell {
     const bad = result.total - result.passed;
     if (!bad) {
       saveJSON(STORAGE.solved + this.id, { version: this.data.version }); // the home page's progress
+      // clean-slate mode shows this exercise's answer now (js/cleanslate.js)
+      this.root.dispatchEvent(new CustomEvent("rl-solved", { bubbles: true, detail: { id: this.id } }));
       this.output.write(`${t.checkPassed({ n: result.total })}\n`, "rl-ok");
     } else {
       this.output.write(`${t.checkFailed({ count: bad, n: result.total })}\n`, "rl-error");

@@ -193,7 +193,8 @@ def cell_data(lesson: Lesson) -> str:
 
 def exercise_markdown(lesson: Lesson, lang: str, notes: str = "") -> str:
     """Cell, expected output, the page's notes, answer: Markdown for the page's language, from
-    the lesson in that language (the cell's program too: Run prints that language)."""
+    the lesson in that language (the cell's program too: Run prints that language). All but the
+    cell sit in one ``data-after`` block, which clean-slate mode hides until Check passes."""
     words = LABELS[lang]
     lesson = lesson.in_language(lang)
     answers = "\n".join(("    " + ln) if ln else "" for ln in lesson.answers().split("\n"))
@@ -208,18 +209,23 @@ def exercise_markdown(lesson: Lesson, lang: str, notes: str = "") -> str:
         f"```python\n{lesson.exercise(blanked=True)}```\n\n"
         f"```python\n{lesson.test()}```\n\n"
         "</div>",
+        # what clean-slate mode hides until the exercise's Check passes (js/cleanslate.js)
+        f'<div class="rl-after" data-after="{html.escape(lesson.id)}" '
+        f'data-version="{html.escape(lesson.version)}" markdown>',
         f"**{words['expected']}**",
         f"```text\n{expected}```",
     ]
     if notes:
         parts.append(notes)
     parts.append(f'??? success "{words["answer"]}"\n    ```python\n{answers.rstrip()}\n    ```')
+    parts.append("</div>")
     return "\n\n".join(parts) + "\n"
 
 
 def drills_markdown(lessons: list[Lesson], lang: str) -> str:
     """One ``###`` heading and drill per exercise (its code has no comments; a string in it
-    would be the page language's)."""
+    would be the page language's), in a ``data-after`` block: it shows the answer's code, so
+    clean-slate mode hides it until the exercise's Check passes."""
     blocks = []
     for lesson in (lesson.in_language(lang) for lesson in lessons):
         imports = "\n".join(
@@ -227,5 +233,9 @@ def drills_markdown(lessons: list[Lesson], lang: str) -> str:
             if line.startswith(("import ", "from "))
         )
         drill = drill_html(lesson.id, lesson.drill_code, imports, lesson.version)
-        blocks.append(f"### {lesson.manifest.title[lang]}\n\n{drill}")
+        # the drill shows the answer's code: clean-slate mode hides it too (js/cleanslate.js)
+        blocks.append(f"### {lesson.manifest.title[lang]}\n\n"
+                      f'<div class="rl-after" data-after="{html.escape(lesson.id)}" '
+                      f'data-version="{html.escape(lesson.version)}" data-what="drill">\n'
+                      f"{drill}\n</div>\n")
     return "\n".join(blocks)

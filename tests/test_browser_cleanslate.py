@@ -72,7 +72,8 @@ def test_clean_slate_on_a_chinese_page_in_another_tab_follows_the_switch(chromiu
     page = new_page(chromium, f"{site_url}/ppo/")
     other = page.context.new_page()
     other.goto(f"{site_url}/grpo/")
-    page.get_by_role("checkbox", name="独立练习模式：检查通过前隐藏预期输出、提示和答案").first.check()
+    switch = "独立练习模式：检查通过前隐藏预期输出、提示和答案"
+    page.get_by_role("checkbox", name=switch).first.check()
     other.wait_for_function("document.documentElement.hasAttribute('data-clean-slate')")
     assert not other.locator(".rl-after").first.is_visible()
     assert other.get_by_role("button", name="显示").first.is_visible()

@@ -97,6 +97,7 @@ export const STORAGE = {
   drillMisses: `${PREFIX}drill/misses`, // the one key: {token text: times missed}, every drill's
   settings: `${PREFIX}settings`, // the one key: {cleanSlate: bool} (cleanslate.js; main.html's head reads it too)
   revealed: `${PREFIX}revealed/`, // {version}: the learner asked to see an exercise's answer (cleanslate.js)
+  review: `${PREFIX}review/`, // {version, card}: the exercise's review schedule (review.js; progress.js reads)
 };
 
 /** A plain object (not null, not an array). */

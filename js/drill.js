@@ -18,6 +18,7 @@ import {
   validMisses,
 } from "./dom.js";
 import { strings } from "./i18n.js";
+import { grade, practised } from "./review.js";
 import { LIMITS, start } from "./runtime.js";
 import { JobView } from "./view.js";
 
@@ -84,6 +85,11 @@ class Drill {
     this.apply(fromUrl ? this.seed : this._weakSeed(), { focus: false, keep: Boolean(fromUrl) });
     // what was typed into this very mask comes back; a page opened without it keeps it stored
     if (fromUrl) this._restoreTyped(loadJSON(this.typedKey, null, isRecord));
+    // the home page's review list links here (?review=<id>): this drill, its weak tokens masked
+    if (new URLSearchParams(location.search).get("review") === this.id) {
+      this.root.scrollIntoView({ block: "start" });
+      this.inputs[0]?.focus({ preventScroll: true });
+    }
   }
 
   get candidates() {
@@ -407,6 +413,8 @@ class Drill {
     const pct = Math.round((100 * results.filter(Boolean).length) / results.length);
     saveJSON(key, { version, best: Math.max(record.best ?? 0, pct), attempts: record.attempts + 1 });
     this._showMeta();
+    // a review when the exercise is due; a missed token makes it an item (js/review.js)
+    practised(this.id, version, grade(pct), { create: pct < 100 });
   }
 
   /** Put every answer back as plain text: the code reads whole again. */

@@ -7,6 +7,7 @@
 import { applyImport, exportProgress, planImport } from "./backup.js";
 import { drillRecord, el, isRecord, loadJSON, mountAll, PREFIX, STORAGE, saveJSON } from "./dom.js";
 import { strings } from "./i18n.js";
+import { dueToday, validReview } from "./review.js";
 
 const solved = ({ id, version }) => loadJSON(STORAGE.solved + id, null, isRecord)?.version === version;
 const drillBest = ({ id, version }) => drillRecord(STORAGE.drill + id, version)?.best ?? null;
@@ -33,7 +34,9 @@ class Progress {
     this.note = el("p", { class: "rl-progress-note", role: "status" });
     const buttons = el("div", { class: "rl-progress-buttons" });
     buttons.append(this.resetButton, exportButton, importButton, this.file);
-    root.append(this.table, buttons, this.note);
+    // what is due for review today (js/review.js), above the table: shown once anything was practised
+    this.review = el("div", { class: "rl-review", "data-review": "", hidden: "" });
+    root.append(this.review, this.table, buttons, this.note);
     this.render();
     addEventListener("storage", () => this.render()); // another tab solved something
   }
@@ -57,6 +60,34 @@ class Progress {
       return row;
     });
     this.table.replaceChildren(head, ...rows);
+    this._renderReview();
+  }
+
+  /** Today's reviews, each a link to its exercise's drill (?review=<id>: js/drill.js goes to it);
+   * or when the next one is; nothing at all before any exercise was practised. */
+  _renderReview() {
+    const t = this.t.progress;
+    const all = this.chapters.flatMap((chapter) => chapter.exercises.map((e) => ({ ...e, chapter })));
+    const items = all.filter((e) => loadJSON(STORAGE.review + e.id, null, validReview)?.version === e.version);
+    this.review.hidden = !items.length;
+    const due = dueToday(items);
+    if (!due.length) {
+      const next = items.map((e) => new Date(loadJSON(STORAGE.review + e.id, null, validReview).card.due));
+      const day = new Date(Math.min(...next)).toLocaleDateString(document.documentElement.lang);
+      this.review.replaceChildren(el("p", {}, t.reviewNone({ day })));
+      return;
+    }
+    const list = el("ul");
+    for (const { id } of due) {
+      const e = all.find((x) => x.id === id);
+      const item = el("li");
+      item.append(
+        el("a", { href: `${e.chapter.href}?review=${encodeURIComponent(id)}` }, e.title),
+        ` — ${e.chapter.title}`,
+      );
+      list.append(item);
+    }
+    this.review.replaceChildren(el("p", {}, t.reviewDue({ count: due.length })), list);
   }
 
   /** Save everything this browser keeps for the site as one file. */

@@ -14,6 +14,7 @@
 import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, STORAGE, saveJSON, validWork } from "./dom.js";
 import { Editor } from "./editor.js";
 import { reasonText, strings } from "./i18n.js";
+import { practised } from "./review.js";
 import { LIMITS, prefetch, start } from "./runtime.js";
 import { JobView } from "./view.js";
 
@@ -427,6 +428,7 @@ class Cell {
       saveJSON(STORAGE.solved + this.id, { version: this.data.version }); // the home page's progress
       // clean-slate mode shows this exercise's answer now (js/cleanslate.js)
       this.root.dispatchEvent(new CustomEvent("rl-solved", { bubbles: true, detail: { id: this.id } }));
+      practised(this.id, this.data.version, "Good"); // a review item, or a due one's review (js/review.js)
       this.output.write(`${t.checkPassed({ n: result.total })}\n`, "rl-ok");
     } else {
       this.output.write(`${t.checkFailed({ count: bad, n: result.total })}\n`, "rl-error");

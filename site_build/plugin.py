@@ -236,7 +236,8 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
         found = [(p, f"assets/js/{p.name}") for p in sorted((self.root / "js").glob("*.js"))
                  if p.name != "sw.js"]
         vendor = ((node / "uplot" / "dist" / "uPlot.esm.js", "assets/uplot"),  # demo.js's charts
-                  (node / "fflate" / "esm" / "browser.js", "assets/fflate"))  # boot.js unzips
+                  (node / "fflate" / "esm" / "browser.js", "assets/fflate"),  # boot.js unzips
+                  (node / "ts-fsrs" / "dist" / "index.mjs", "assets/ts-fsrs"))  # review.js
         for source, dest in vendor:
             if not source.is_file():
                 raise PluginError(f"missing {source}: run `npm ci`")

@@ -21,7 +21,7 @@ WHEELS = "assets/wheels"
 RUNTIME_FOLDERS = (PYODIDE, WHEELS)
 # the site's code, published under its version (site_build/plugin.py _code): cached first by
 # sw.js, each version's files kept across deploys for the pages still open on it
-CODE_FOLDERS = ("assets/js", "assets/uplot", "assets/fflate")
+CODE_FOLDERS = ("assets/js", "assets/uplot", "assets/fflate", "assets/ts-fsrs")
 
 
 def _tree_digest(folder: Path, skip: Path | None = None) -> str:
@@ -51,12 +51,12 @@ def search_files(site: Path) -> list[str]:
 
 def hashes(site: Path) -> dict[str, str]:
     """Each runtime and code file's SHA-256 (hex), by its path in the site: what sw.js verifies
-    before it keeps one (the code's .js files only: uPlot's CSS is no module)."""
+    before it keeps one (the code's modules only: uPlot's CSS is none)."""
     return {
         path.relative_to(site).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
         for folder in RUNTIME_FOLDERS + CODE_FOLDERS if (site / folder).is_dir()
         for path in sorted((site / folder).rglob("*"))
-        if path.is_file() and (folder in RUNTIME_FOLDERS or path.suffix == ".js")
+        if path.is_file() and (folder in RUNTIME_FOLDERS or path.suffix in (".js", ".mjs"))
     }
 
 

@@ -168,3 +168,56 @@ def test_a_file_that_is_no_progress_file_or_of_a_newer_site_changes_nothing_and_
     assert page.evaluate("JSON.stringify(localStorage)") == before
     assert not page.errors and not page.foreign, (page.errors, page.foreign)
     page.context.close()
+
+
+def test_a_passed_exercise_comes_back_for_review_and_its_drill_reschedules_it(
+        chromium, site_url):
+    """Spaced review with a fake clock: Check passes, so the exercise is scheduled (FSRS, days
+    ahead) and the home page says when; on its day it is listed, in both languages, and its
+    link opens the exercise's drill, whose first check reschedules it further ahead."""
+    import datetime
+    import json
+
+    start = datetime.datetime(2026, 12, 2, 10, 0)
+    page = new_page(chromium)
+    page.clock.install(time=start)
+    page.goto(f"{site_url}/en/")
+    review = page.locator("[data-progress] [data-review]")
+    assert review.is_hidden()  # nothing is scheduled for a learner who never practised
+
+    page.goto(f"{site_url}/en/ppo/")
+    cell = page.locator(f"[data-runner='{EXERCISE}']")
+    _fill(cell, [b.answer for b in LESSONS[EXERCISE].blanks])
+    _press(page, cell, "check")
+    key = f"rl-ops/review/{EXERCISE}"
+    page.wait_for_function("k => localStorage.getItem(k)", arg=key)
+    first = json.loads(page.evaluate("k => localStorage.getItem(k)", key))["card"]["due"]
+    assert first > "2026-12-03"  # days ahead, not minutes
+
+    page.goto(f"{site_url}/en/")
+    assert review.inner_text().startswith("Nothing is due for review today; the next review is on")
+    page.clock.set_system_time(datetime.datetime.fromisoformat(first[:19]))
+    page.goto(f"{site_url}/")  # the Chinese home page, on the day
+    assert review.inner_text().startswith("今天该复习的练习（1 个）")
+    page.goto(f"{site_url}/en/")
+    assert review.inner_text().startswith("Due for review today (1)")
+    link = review.get_by_role("link", name=LESSONS[EXERCISE].manifest.title["en"])
+    link.click()
+    page.wait_for_load_state("networkidle")
+    assert f"review={EXERCISE.replace('/', '%2F')}" in page.url
+    drill = page.locator(f"[data-drill='{EXERCISE}']")
+    data = json.loads(drill.locator("script").text_content())
+    inputs = drill.locator("input[data-slot]")
+    assert page.evaluate("document.activeElement.dataset.slot") == inputs.first.get_attribute(
+        "data-slot")  # the drill, ready to type
+    for k in range(inputs.count()):
+        inputs.nth(k).fill(data["slots"][int(inputs.nth(k).get_attribute("data-slot"))]["text"])
+    drill.locator("[data-action='check']").click()
+    page.wait_for_function(
+        "([k, d]) => JSON.parse(localStorage.getItem(k)).card.due > d", arg=[key, first])
+    again = json.loads(page.evaluate("k => localStorage.getItem(k)", key))["card"]["due"]
+    assert again > first
+    page.goto(f"{site_url}/en/")
+    assert review.inner_text().startswith("Nothing is due for review today")
+    assert not page.errors and not page.foreign, (page.errors, page.foreign)
+    page.context.close()

@@ -434,8 +434,9 @@ def test_every_module_url_asks_for_the_code_version_and_the_service_worker_knows
     v = config["version"]
     scripts = re.findall(r'<script type="module" src="([^"]+)"', html)
     assert scripts and all(src.endswith(f".js?v={v}") for src in scripts), scripts
-    modules = [p for folder in service_worker.CODE_FOLDERS for p in (site / folder).glob("*.js")]
-    assert {p.name for p in modules} >= {"worker.js", "boot.js", "python.js", "browser.js"}
+    modules = [p for folder in service_worker.CODE_FOLDERS for p in (site / folder).glob("*.*js")]
+    assert {p.name for p in modules} >= {"worker.js", "boot.js", "python.js", "browser.js",
+                                         "index.mjs"}
     for module in modules:
         for spec in imports(module):
             if spec.startswith(("./", "../")):

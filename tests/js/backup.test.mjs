@@ -42,7 +42,12 @@ describe("export, then import", () => {
     assert.equal(file.format, FORMAT);
     assert.equal(file.exported, "2026-12-02T00:00:00.000Z");
     // the prefix's own marker and a value that is not JSON stay out
-    assert.deepEqual(Object.keys(file.entries).sort(), ["cell/ppo/gae", "drill/misses", "drill/ppo/gae", "solved/ppo/gae"]);
+    assert.deepEqual(Object.keys(file.entries).sort(), [
+      "cell/ppo/gae",
+      "drill/misses",
+      "drill/ppo/gae",
+      "solved/ppo/gae",
+    ]);
     const other = new Map();
     const counts = imported(JSON.parse(JSON.stringify(file)), other, "rl-ops@/b/");
     assert.deepEqual(counts, { added: 4, merged: 0, aside: 0, older: 0, skipped: 0 });
@@ -113,7 +118,14 @@ describe("merging into what the browser keeps", () => {
 
 describe("a bad file changes nothing and says why", () => {
   test("not a progress file, or damaged", () => {
-    for (const file of [null, [], "x", { format: "other" }, { format: FORMAT, version: 1 }, { format: FORMAT, entries: {} }])
+    for (const file of [
+      null,
+      [],
+      "x",
+      { format: "other" },
+      { format: FORMAT, version: 1 },
+      { format: FORMAT, entries: {} },
+    ])
       assert.deepEqual(planImport(file, new Map(), P, CURRENT), { error: "format" });
   });
 
@@ -136,7 +148,13 @@ describe("a bad file changes nothing and says why", () => {
 
   test("storage that refuses a write: nothing of the import stays", () => {
     const store = storage({ "cell/ppo/gae": WORK });
-    const plan = planImport(fileOf({ "solved/ppo/gae": { version: "v2" }, "drill/misses": { a: 1 } }), store, P, CURRENT, 7);
+    const plan = planImport(
+      fileOf({ "solved/ppo/gae": { version: "v2" }, "drill/misses": { a: 1 } }),
+      store,
+      P,
+      CURRENT,
+      7,
+    );
     let writes = 0;
     const full = new Map(store);
     full.set = function (key, value) {

@@ -22,6 +22,9 @@ click to the editor in place over the emulated network.
 A learner's output flood: the main thread's longest block and the page's memory while
 ``while True: print('y')`` runs until its time limit.
 
+Learning that sticks (issue 23): the bytes clean-slate mode, the review list, export/import and
+the FSRS scheduler add, gzipped; the last two none before intent.
+
 Every wait is bounded (:data:`WAIT_S`, or its own limit) and, past it, fails naming what it
 waited for (:func:`wait`); what a Run prints is the lesson's own expected output.
 """
@@ -414,5 +417,32 @@ def main() -> bool:
         ok_editor = editor(b, url, slow, site)
         print("-- a learner's output flood")
         ok_flood = flood(b, url)
+        print("-- learning that sticks: review, clean slate, export and import")
+        ok_learning = learning(b, url, site)
     print(f"({time.perf_counter() - start:.0f} s)")
-    return ok_runner and ok_drill and ok_editor and ok_flood
+    return ok_runner and ok_drill and ok_editor and ok_flood and ok_learning
+
+
+def learning(b, url: str, site: Path) -> bool:
+    """Issue 23's parts, by the bytes each adds (gzipped): clean-slate mode and the review list
+    load with the pages that show them; the progress file's code (backup.js) and the scheduler
+    (ts-fsrs) only on intent: an Export or Import, a schedule that changes."""
+    fetched = []
+    for path in ("en/", f"en/{CHAPTER}"):
+        context = b.new_context(service_workers="block")
+        page = open_page(context, f"{url}/{path}", f"the page /{path}")
+        fetched += page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
+        context.close()
+    parts = {
+        "clean-slate mode (every lesson page)": ["assets/js/cleanslate.js"],
+        "the review list and schedule keeping (home and lesson pages)": ["assets/js/review.js"],
+        "export and import (on Export or Import)": ["assets/js/backup.js"],
+        "the FSRS scheduler (when a schedule changes)": ["assets/ts-fsrs/index.mjs"],
+    }
+    for label, names in parts.items():
+        print(f"{label}: {_gzipped(site, '', names) / 1024:.1f} KB gzipped")
+    early = [n for n in fetched if "backup.js" in n or "ts-fsrs" in n]
+    ok = not early
+    print(f"target: no export/import or scheduler bytes before intent: {'PASS' if ok else 'FAIL'}"
+          + (f" ({early})" if early else ""))
+    return ok

@@ -3,7 +3,8 @@
 // browser or another. Nothing is lost by an import:
 //   - what the file has and this browser lacks is added;
 //   - two records of a drill's same version are merged (the best score, the most attempts), and so
-//     are the tokens missed (the most times each) and the older versions' saved work;
+//     are the tokens missed (the most times each) and the older versions' saved work; of two review
+//     schedules of one version, the one reviewed last is kept;
 //   - a record of an exercise's current version wins over one of an older version;
 //   - otherwise this browser's record stays, and the file's is kept beside it, under
 //     `<key>/imported/<time>` (a later export carries it too).
@@ -14,6 +15,7 @@
 // site's prefix (dom.js PREFIX), so a file moves between copies of the site at other paths.
 
 import { isRecord, validDrillRecord, validMisses, validWork } from "./dom.js";
+import { validReview } from "./review.js";
 
 export const FORMAT = "rl-ops-progress";
 export const VERSION = 1; // of the file's layout; a file of a later one is refused, never half read
@@ -32,17 +34,25 @@ const KINDS = [
   [(k) => k.startsWith("drill/"), validDrillRecord, sameDrill],
   [(k) => k.startsWith("solved/"), (v) => isRecord(v) && typeof v.version === "string", () => null],
   [(k) => k.startsWith("cell/"), validWork, () => null],
+  [(k) => k.startsWith("review/"), validReview, laterReview],
 ];
 const ANY = [null, () => true, () => null];
 const kindOf = (key) => (key.includes("/imported/") ? ANY : (KINDS.find(([which]) => which(key)) ?? ANY));
 // the exercise a record belongs to: cell/<id>, solved/<id>, drill/<id>, drill/<id>/v/<version>
-const exerciseOf = (key) => key.replace(/^(cell|solved|drill)\//, "").replace(/\/v\/[^/]+$/, "");
+const exerciseOf = (key) => key.replace(/^(cell|solved|drill|review)\//, "").replace(/\/v\/[^/]+$/, "");
 
 /** `mine` with every entry of `theirs` it lacks, and `both(mine's, theirs)` where both have one. */
 function union(mine, theirs, both) {
   const out = { ...mine };
   for (const [k, v] of Object.entries(theirs)) out[k] = Object.hasOwn(out, k) ? both(out[k], v) : v;
   return out;
+}
+
+/** Two schedules of one exercise's version: the one reviewed last (it knows every review since). */
+function laterReview(mine, theirs) {
+  if (mine.version !== theirs.version) return null;
+  const last = (r) => Date.parse(r.card.last_review ?? 0) || 0;
+  return last(theirs) > last(mine) ? theirs : mine;
 }
 
 /** Two records of one drill: merged when of its same version (the best score, the most attempts). */

@@ -37,7 +37,7 @@ class After {
     this.hiddenNote = el("span", { class: "rl-clean-slate-note" }, note);
     this.showButton = el(
       "button",
-      { type: "button", class: "md-button", "data-action": "reveal" },
+      { type: "button", class: "md-button", "data-action": "show-answers" },
       this.t.cleanSlate.show,
     );
     this.showButton.addEventListener("click", () => {

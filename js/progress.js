@@ -1,10 +1,11 @@
 // The home page's progress table: per chapter, how many exercises passed Check in this browser
 // and the drills' best scores, all read from localStorage (nothing leaves the browser but as a
-// file the learner saves), with a reset, and an export and import of everything (js/backup.js). Markup (written by the site build, `<!-- rl:progress -->`): <div data-progress><script
-// class="rl-progress-data">[{href, title, exercises: [{id, title, version}]}]</script></div>.
+// file the learner saves), with a reset, an export and import of everything (js/backup.js, loaded
+// when asked for) and the exercises due for review today (js/review.js). Markup (written by the
+// site build, `<!-- rl:progress -->`): <div data-progress><script class="rl-progress-data">
+// [{href, title, exercises: [{id, title, version}]}]</script></div>.
 // Only records of an exercise's current version count: older ones are kept, not counted.
 
-import { applyImport, exportProgress, planImport } from "./backup.js";
 import { drillRecord, el, isRecord, loadJSON, mountAll, PREFIX, STORAGE, saveJSON } from "./dom.js";
 import { strings } from "./i18n.js";
 import { dueToday, validReview } from "./review.js";
@@ -66,7 +67,7 @@ class Progress {
   /** Today's reviews, each a link to its exercise's drill (?review=<id>: js/drill.js goes to it);
    * or when the next one is; nothing at all before any exercise was practised. */
   _renderReview() {
-    const t = this.t.progress;
+    const t = this.t;
     const all = this.chapters.flatMap((chapter) => chapter.exercises.map((e) => ({ ...e, chapter })));
     const items = all.filter((e) => loadJSON(STORAGE.review + e.id, null, validReview)?.version === e.version);
     this.review.hidden = !items.length;
@@ -74,7 +75,7 @@ class Progress {
     if (!due.length) {
       const next = items.map((e) => new Date(loadJSON(STORAGE.review + e.id, null, validReview).card.due));
       const day = new Date(Math.min(...next)).toLocaleDateString(document.documentElement.lang);
-      this.review.replaceChildren(el("p", {}, t.reviewNone({ day })));
+      this.review.replaceChildren(el("p", {}, t.progress.reviewNone({ day })));
       return;
     }
     const list = el("ul");
@@ -87,11 +88,12 @@ class Progress {
       );
       list.append(item);
     }
-    this.review.replaceChildren(el("p", {}, t.reviewDue({ count: due.length })), list);
+    this.review.replaceChildren(el("p", {}, t.progress.reviewDue({ count: due.length })), list);
   }
 
   /** Save everything this browser keeps for the site as one file. */
-  download() {
+  async download() {
+    const { exportProgress } = await import("./backup.js"); // on intent: the home page loads without it
     const file = exportProgress(localStorage, PREFIX);
     const url = URL.createObjectURL(new Blob([JSON.stringify(file, null, 1)], { type: "application/json" }));
     const link = el("a", { href: url, download: `rl-ops-progress-${file.exported.slice(0, 10)}.json` });
@@ -111,6 +113,7 @@ class Progress {
     } catch {
       /* not JSON: said below */
     }
+    const { applyImport, planImport } = await import("./backup.js");
     const current = Object.fromEntries(this.chapters.flatMap((c) => c.exercises.map((e) => [e.id, e.version])));
     const plan = planImport(file, localStorage, PREFIX, current);
     if (plan.error) return this._say(plan.error === "newer" ? t.progress.importNewer : t.progress.importBad);

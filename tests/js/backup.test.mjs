@@ -102,6 +102,15 @@ describe("merging into what the browser keeps", () => {
     assert.deepEqual(counts, { added: 0, merged: 0, aside: 1, older: 0, skipped: 0 });
   });
 
+  test("two review schedules of one version: the one reviewed last is kept", () => {
+    const card = (last, due) => ({ version: "v2", card: { due, last_review: last, reps: 1 } });
+    const store = storage({ "review/ppo/gae": card("2026-12-01T00:00:00Z", "2026-12-03T00:00:00Z") });
+    imported(fileOf({ "review/ppo/gae": card("2026-12-05T00:00:00Z", "2026-12-20T00:00:00Z") }), store);
+    assert.equal(read(store, "review/ppo/gae").card.due, "2026-12-20T00:00:00Z");
+    imported(fileOf({ "review/ppo/gae": card("2026-11-01T00:00:00Z", "2026-11-03T00:00:00Z") }), store);
+    assert.equal(read(store, "review/ppo/gae").card.due, "2026-12-20T00:00:00Z");
+  });
+
   test("records of an older version are imported and counted as older", () => {
     const counts = imported(fileOf({ "drill/ppo/gae/v/v1": { version: "v1", best: 50, attempts: 1 } }), new Map());
     assert.equal(counts.older, 1);

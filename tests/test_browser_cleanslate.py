@@ -44,6 +44,7 @@ def test_clean_slate_hides_answers_until_check_passes_or_asked_and_is_remembered
     page.wait_for_load_state("networkidle")
 
     cell = page.locator(f"[data-runner='{PASSED}']")
+    cell.locator("input[data-blank]").first.wait_for()  # js/runner.js has made the blanks
     _fill(cell, [b.answer for b in LESSONS[PASSED].blanks])
     _press(page, cell, "check")
     assert _shown(page, PASSED) and not _shown(page, ASKED)  # its Check passed: shown at once

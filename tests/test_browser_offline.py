@@ -13,8 +13,10 @@ reload, which runs the new code with the learner's work as it was.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 from .browser import describe, new_page, serve, wait_until
@@ -182,6 +184,7 @@ def test_the_runtime_is_cached_only_as_the_build_wrote_it_past_a_stale_http_cach
 
 # every request asks the server: a deploy is seen at once
 NO_STORE = {"Cache-Control": "no-cache"}
+UPDATED = "This site was updated after this page was opened"  # js/strings.toml siteUpdated
 
 
 def _version(site: Path) -> str:
@@ -248,9 +251,12 @@ def test_a_page_whose_code_a_deploy_replaced_says_so_and_a_reload_runs_the_new_c
         _fill(page)
         assert _run(page, "run") == expected
         _deploy_code(site)
-        assert _run(page, "run") == expected  # the spare, started before the deploy
+        # the spare started as the last job ended may have fetched worker.js before the deploy
+        # (it then runs this job as the page's version) or after it (stale): the next never runs
+        out = _run(page, "run")
+        assert out == expected or UPDATED in out, out
         for action in ("run", "check"):
-            assert "This site was updated after this page was opened" in _run(page, action)
+            assert UPDATED in _run(page, action)
         answers = [b.answer for b in LESSONS[STEM].blanks]
         page.reload()
         blanks = page.locator(CELL).locator("input[data-blank]")
@@ -271,18 +277,27 @@ def test_a_wheel_or_pyodide_of_a_later_deploy_is_named_as_such_not_run(
     shutil.copytree(built_site["dir"], site)
     with serve(site, headers=NO_STORE) as url:
         page = new_page(chromium, f"{url}/en/ppo/")
-        _fill(page)
+        # changed before any intent: typing into a blank already starts loading Python
         (wheel,) = (site / "assets" / "wheels").glob("*.whl")
         original = wheel.read_bytes()
         wheel.write_bytes(original + b"\0")
-        assert "This site was updated after this page was opened" in _run(page, "run")
+        _fill(page)
+        assert UPDATED in _run(page, "run")
         page.reload()  # the same version (only the wheel changed): a reload cannot help yet
         wheel.write_bytes(original)
+        # a newer Last-Modified than the changed file's, which may have the same second (the
+        # browser would revalidate its cached copy of that and keep it)
+        later = time.time() + 60
+        os.utime(wheel, (later, later))
         _fill(page)
-        assert _run(page, "run") == golden_path(LESSONS[STEM]).read_text(encoding="utf-8")
+        golden = golden_path(LESSONS[STEM]).read_text(encoding="utf-8")
+        assert _run(page, "run") == golden
         mjs = site / "assets" / "pyodide" / "pyodide.mjs"
         version = f'"{pyodide_dist.version()}"'  # the one string of it in pyodide.mjs
         mjs.write_text(mjs.read_text(encoding="utf-8").replace(version, '"0.0.1"'), "utf-8")
-        assert "This site was updated after this page was opened" in _run(page, "run")
+        # the spare started as the last Run ended may have imported pyodide.mjs before the change
+        out = _run(page, "run")
+        assert out == golden or UPDATED in out, out
+        assert UPDATED in _run(page, "run")
         assert not page.errors and not page.foreign
         page.context.close()

@@ -323,7 +323,8 @@ def test_a_second_page_starts_from_the_boot_image_the_first_kept_and_a_damaged_o
     assert long_loads(first) == 1
     kept = "async () => { for (const n of await caches.keys()) if (n.includes('boot-image'))" \
         " return (await (await caches.open(n)).keys()).length; return 0; }"
-    wait_until(first, kept, what="the boot image kept in Cache Storage")
+    # 30 MB into Cache Storage: seconds on a loaded machine
+    wait_until(first, kept, timeout=120_000, what="the boot image kept in Cache Storage")
     context = first.context
     first.close()  # one tab at a time: no two-tab merge of the editor's text
     for expected, damage in ((0, False), (1, True)):

@@ -53,7 +53,12 @@ export async function practised(id, version, rating, { create = true, now = new 
   let stored = loadJSON(key, null, validReview);
   if (stored && stored.version !== version) stored = null; // the exercise changed: a new item
   if (stored ? !isDue(stored, now) : !create) return stored;
-  const lib = await import("../ts-fsrs/index.mjs");
+  let lib;
+  try {
+    lib = await import("../ts-fsrs/index.mjs");
+  } catch {
+    return stored; // offline before the scheduler was ever fetched: this practice is not scheduled
+  }
   const record = reviewed(lib, stored, version, rating, now);
   saveJSON(key, record);
   return record;

@@ -8,7 +8,7 @@
 
 import { drillRecord, el, isRecord, loadJSON, mountAll, PREFIX, STORAGE, saveJSON } from "./dom.js";
 import { strings } from "./i18n.js";
-import { dueToday, validReview } from "./review.js";
+import { isDue, scheduled } from "./review.js";
 
 const solved = ({ id, version }) => loadJSON(STORAGE.solved + id, null, isRecord)?.version === version;
 const drillBest = ({ id, version }) => drillRecord(STORAGE.drill + id, version)?.best ?? null;
@@ -69,12 +69,11 @@ class Progress {
   _renderReview() {
     const t = this.t;
     const all = this.chapters.flatMap((chapter) => chapter.exercises.map((e) => ({ ...e, chapter })));
-    const items = all.filter((e) => loadJSON(STORAGE.review + e.id, null, validReview)?.version === e.version);
+    const items = scheduled(all);
     this.review.hidden = !items.length;
-    const due = dueToday(items);
+    const due = items.filter((item) => isDue(item.due));
     if (!due.length) {
-      const next = items.map((e) => new Date(loadJSON(STORAGE.review + e.id, null, validReview).card.due));
-      const day = new Date(Math.min(...next)).toLocaleDateString(document.documentElement.lang);
+      const day = items[0]?.due.toLocaleDateString(document.documentElement.lang);
       this.review.replaceChildren(el("p", {}, t.progress.reviewNone({ day })));
       return;
     }

@@ -35,11 +35,12 @@ export function reviewed(lib, stored, version, rating, now) {
   return { version, card: JSON.parse(JSON.stringify(next)) };
 }
 
-/** Whether `stored` is due by the end of `now`'s day (the learner's own day). */
-export function isDue(stored, now = new Date()) {
+/** Whether a review on `due` (a date, or its ISO text) is due by the end of `now`'s day (the
+ * learner's own day). */
+export function isDue(due, now = new Date()) {
   const endOfDay = new Date(now);
   endOfDay.setHours(23, 59, 59, 999);
-  return new Date(stored.card.due) <= endOfDay;
+  return new Date(due) <= endOfDay;
 }
 
 /**
@@ -52,7 +53,7 @@ export async function practised(id, version, rating, { create = true, now = new 
   const key = STORAGE.review + id;
   let stored = loadJSON(key, null, validReview);
   if (stored && stored.version !== version) stored = null; // the exercise changed: a new item
-  if (stored ? !isDue(stored, now) : !create) return stored;
+  if (stored ? !isDue(stored.card.due, now) : !create) return stored;
   let lib;
   try {
     lib = await import("../ts-fsrs/index.mjs");
@@ -64,11 +65,12 @@ export async function practised(id, version, rating, { create = true, now = new 
   return record;
 }
 
-/** The exercises of `exercises` ({id, version}) due today, soonest first: [{id, due}]. */
-export function dueToday(exercises, now = new Date()) {
+/** The review items among `exercises` ({id, version}), soonest first: [{id, due}] (a schedule of
+ * an older version of its exercise is no item). */
+export function scheduled(exercises) {
   return exercises
     .map(({ id, version }) => ({ id, stored: loadJSON(STORAGE.review + id, null, validReview), version }))
-    .filter(({ stored, version }) => stored && stored.version === version && isDue(stored, now))
+    .filter(({ stored, version }) => stored && stored.version === version)
     .map(({ id, stored }) => ({ id, due: new Date(stored.card.due) }))
     .sort((a, b) => a.due - b.due);
 }

@@ -8,9 +8,9 @@
 // panels of rl_ops_numpy/demo/plot.py; the steps on the x axis are the first phase's)}</script>
 // </div>. All text is set with textContent.
 
-import uPlot from "../uplot/uPlot.esm.js";
 import { el, mountAll, OutputView } from "./dom.js";
 import { strings } from "./i18n.js";
+import { axis, css, loadStylesheet, onSchemeChange, uPlot } from "./plot.js";
 import { prefetch, start } from "./runtime.js";
 import { JobView } from "./view.js";
 
@@ -37,17 +37,6 @@ function at(xs, series, metric) {
   });
 }
 
-function css(name) {
-  return getComputedStyle(document.body).getPropertyValue(name).trim() || "#888";
-}
-
-function loadStylesheet() {
-  const href = new URL("../uplot/uPlot.min.css", import.meta.url).href;
-  if (!document.querySelector(`link[href="${href}"]`)) {
-    document.head.append(el("link", { rel: "stylesheet", href }));
-  }
-}
-
 class Demo {
   constructor(root) {
     this.root = root;
@@ -60,10 +49,7 @@ class Demo {
     this.plots = {};
     this._buildUi();
     this._draw();
-    new MutationObserver(() => this._draw()).observe(document.body, {
-      attributes: true,
-      attributeFilter: ["data-md-color-scheme"],
-    });
+    onSchemeChange(() => this._draw());
     new ResizeObserver(() => this._resize()).observe(this.grid);
   }
 
@@ -117,8 +103,6 @@ class Demo {
   /** (Re)draw every chart: the sample run, and the live run so far. */
   _draw() {
     loadStylesheet();
-    const fg = css("--md-default-fg-color--light");
-    const grid = css("--md-default-fg-color--lightest");
     for (const [id, metric, phases] of this.charts) {
       this.plots[id]?.destroy();
       const xs = this.sample[phases[0]].step;
@@ -138,10 +122,7 @@ class Demo {
         height: 200,
         legend: { show: true },
         scales: { x: { time: false } },
-        axes: [
-          { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid }, label: this.t.demo.step },
-          { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid }, size: 50 },
-        ],
+        axes: [axis(this.t.demo.step), axis(undefined, { size: 50 })],
         series,
       };
       const box = this.boxes[id];

@@ -8,6 +8,8 @@
                                            in page order, each under a `###` heading (its TITLE)
     <!-- rl:demo -->                       the toy RLHF run (js/demo.js), with its sample curves
     <!-- rl:progress -->                   what this browser solved, per chapter (js/progress.js)
+    <!-- rl:figure clip -->                a figure the reader can move (site_build/figures.py,
+                                           js/figure.js)
 
 The plugin expands them in ``on_page_markdown``; everything shown comes from the lesson files
 (``site_build.lessons``), never from text pasted into the page, and in the page's language: the
@@ -31,10 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .drill import drill_html
+from .figures import FIGURES, figure_html
 from .lessons import SOURCE_LANGUAGE, Lesson, output_path, translate
 
 DIRECTIVE_RE = re.compile(r"^<!--\s*rl:([a-z]+)((?:\s+[^\s>]+)*)\s*-->[ \t]*$", re.M)
-KINDS = ("exercise", "drills", "demo", "progress")
+KINDS = ("exercise", "drills", "demo", "progress", "figure")
 
 # the words a directive writes, per page language
 LABELS = {
@@ -146,6 +149,11 @@ def expand(markdown: str, page: str, lang: str, lessons: dict[str, Lesson],
             out.append(drills_markdown(on_page, lang))
         elif d.kind == "progress":
             out.append(progress(lang))
+        elif d.kind == "figure":
+            if len(d.args) != 1 or d.args[0] not in FIGURES:
+                raise DirectiveError(f"{where}: rl:figure needs one figure id of: "
+                                     f"{', '.join(FIGURES)}")
+            out.append(figure_html(FIGURES[d.args[0]], lang))
         else:
             out.append(demo())
     out.append(markdown[pos:])

@@ -6,7 +6,8 @@
   manifest, ``site_build.wheel``) and the demo's sample run. Every problem found is a clear
   error naming the file, and so is a UI string missing in a language (``site_build.ui_strings``).
 - ``on_files``: publish what is not a page: our ``js/`` modules (under the code version:
-  ``es_modules.versioned``), KaTeX's CSS and fonts, uPlot,
+  ``es_modules.versioned``), each figure's numbers (``site_build.figures``), KaTeX's CSS and
+  fonts, uPlot,
   the code editor's modules (``site_build.es_modules``), Pyodide, the wheel, and each
   chapter's ``exercise.py`` and ``solution.py`` downloads in the language being built.
 - ``on_page_markdown``: write the pinned library versions (``{{verl}}``, ``site_build.pins``),
@@ -39,7 +40,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
-from . import es_modules, pins, pyodide_dist, service_worker, ui_strings, wheel, write_atomic
+from . import es_modules, figures, pins, pyodide_dist, service_worker, ui_strings, wheel, write_atomic
 from .directives import DirectiveError, directives, expand, localize_snippets, placed
 from .katex import Katex, KatexError, KatexExtension
 from .languages import LANGUAGES  # the default first: its pages carry .zh.md or no suffix
@@ -116,6 +117,7 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
         self.wheel: tuple[str, bytes] = ("", b"")
         self.pyodide: dict[str, Path] = {}
         self.demo_html = ""
+        self.figures: dict[str, str] = {}
 
     # ---- configuration ---------------------------------------------------------------------
 
@@ -163,6 +165,7 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
         self.wheel = wheel.build([lesson.manifest for lesson in self.lessons.values()])
         self.demo = demo_sample(self.root)
         self.demo_html = demo_widget(self.demo)
+        self.figures = {}  # computed again by the first on_files of this build
         # what the page's scripts read: overrides/main.html writes it into <script id="rl-config">
         # with the page's `base` (the paths resolve against it), js/dom.js siteConfig() parses it
         digest = hashlib.sha256(self.wheel[1]).hexdigest()[:16]  # a new wheel, a new URL
@@ -235,7 +238,7 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
         node = self.root / "node_modules"
         found = [(p, f"assets/js/{p.name}") for p in sorted((self.root / "js").glob("*.js"))
                  if p.name != "sw.js"]
-        vendor = ((node / "uplot" / "dist" / "uPlot.esm.js", "assets/uplot"),  # demo.js's charts
+        vendor = ((node / "uplot" / "dist" / "uPlot.esm.js", "assets/uplot"),  # plot.js's charts
                   (node / "fflate" / "esm" / "browser.js", "assets/fflate"),  # boot.js unzips
                   (node / "ts-fsrs" / "dist" / "index.mjs", "assets/ts-fsrs"))  # review.js
         for source, dest in vendor:
@@ -269,6 +272,9 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
             _add(files, config, f"assets/prism-code-editor/{name}",
                  source=node / EDITOR_DIST / name)
         _add(files, config, f"{service_worker.WHEELS}/{self.wheel[0]}", content=self.wheel[1])
+        # each figure's numbers, fetched when it scrolls into view (js/figure.js)
+        for figure_id, numbers in self._figures().items():
+            _add(files, config, f"assets/figures/{figure_id}.json", content=numbers)
         if self.pyodide:
             for name, source in self.pyodide.items():
                 _add(files, config, f"{service_worker.PYODIDE}/{name}", source=source)
@@ -289,6 +295,12 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
                     _add(files, config, f"{lang}/{dest}", content=text,
                          src_uri=dest.replace(".py", f".{lang}.py"))
         return files
+
+    def _figures(self) -> dict[str, str]:
+        """Every figure's numbers as JSON (site_build.figures), computed once per build."""
+        if not self.figures:
+            self.figures = {i: figures.data_json(f) for i, f in figures.FIGURES.items()}
+        return self.figures
 
     # ---- pages -----------------------------------------------------------------------------
 

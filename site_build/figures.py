@@ -121,12 +121,13 @@ def figure_html(figure: Figure, lang: str) -> str:
     for c in figure.controls:
         name = f"{base}-{c.key}"
         texts = [c.text(i, lang) for i in range(len(c.values))]
+        listed = e(json.dumps(texts, ensure_ascii=False, separators=(",", ":")))
         if c.kind == "range":
             controls.append(
                 f'<div class="rl-figure-control"><label for="{name}">{e(c.label[lang])}</label>'
                 f'<input type="range" id="{name}" data-key="{e(c.key)}" min="0" '
                 f'max="{len(c.values) - 1}" step="1" value="{c.start}" '
-                f'aria-valuetext="{e(texts[c.start])}" data-texts="{e(json.dumps(texts, ensure_ascii=False, separators=(",", ":")))}">'
+                f'aria-valuetext="{e(texts[c.start])}" data-texts="{listed}">'
                 f'<output for="{name}">{e(texts[c.start])}</output></div>'
             )
         else:

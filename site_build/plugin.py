@@ -40,7 +40,16 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
-from . import es_modules, figures, pins, pyodide_dist, service_worker, ui_strings, wheel, write_atomic
+from . import (
+    es_modules,
+    figures,
+    pins,
+    pyodide_dist,
+    service_worker,
+    ui_strings,
+    wheel,
+    write_atomic,
+)
 from .directives import DirectiveError, directives, expand, localize_snippets, placed
 from .katex import Katex, KatexError, KatexExtension
 from .languages import LANGUAGES  # the default first: its pages carry .zh.md or no suffix

@@ -426,7 +426,8 @@ def main() -> bool:
 def learning(b, url: str, site: Path) -> bool:
     """Issue 23's parts, by the bytes each adds (gzipped): clean-slate mode and the review list
     load with the pages that show them; the progress file's code (backup.js) and the scheduler
-    (ts-fsrs) only on intent: an Export or Import, a schedule that changes."""
+    (ts-fsrs) only on intent: an Export or Import, a schedule that changes; a figure's chart
+    library and numbers only when the reader scrolls to it."""
     fetched = []
     for path in ("en/", f"en/{CHAPTER}"):
         context = b.new_context(service_workers="block")
@@ -438,11 +439,17 @@ def learning(b, url: str, site: Path) -> bool:
         "the review list and schedule keeping (home and lesson pages)": ["assets/js/review.js"],
         "export and import (on Export or Import)": ["assets/js/backup.js"],
         "the FSRS scheduler (when a schedule changes)": ["assets/ts-fsrs/index.mjs"],
+        "figures: the widget (pages with a figure)": ["assets/js/figure.js"],
+        "figures: the chart library (the first figure in view)": [
+            "assets/js/plot.js", "assets/uplot/uPlot.esm.js", "assets/uplot/uPlot.min.css"],
     }
+    for figure in sorted((site / "assets" / "figures").glob("*.json")):
+        parts[f"figure {figure.stem}'s numbers (when in view)"] = [f"assets/figures/{figure.name}"]
     for label, names in parts.items():
         print(f"{label}: {_gzipped(site, '', names) / 1024:.1f} KB gzipped")
-    early = [n for n in fetched if "backup.js" in n or "ts-fsrs" in n]
+    late = ("backup.js", "ts-fsrs", "plot.js", "uplot", "assets/figures/")
+    early = [n for n in fetched if any(x in n for x in late)]
     ok = not early
-    print(f"target: no export/import or scheduler bytes before intent: {'PASS' if ok else 'FAIL'}"
-          + (f" ({early})" if early else ""))
+    print("target: no export/import, scheduler or figure bytes before intent: "
+          f"{'PASS' if ok else 'FAIL'}" + (f" ({early})" if early else ""))
     return ok

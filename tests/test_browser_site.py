@@ -92,7 +92,8 @@ def test_at_390_px_pages_fit_and_every_control_is_44_px_tall(chromium, site_url,
         # the page itself never scrolls sideways (code blocks and tables scroll inside themselves)
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
         small = page.evaluate("""() => [...document.querySelectorAll(
-            'article button, article select, article .md-button')]
+            'article button, article select, article .md-button, '
+            + 'article .rl-figure-control label, article input[type=range]')]
             .filter((e) => e.offsetParent !== null)
             .map((e) => [e.outerHTML.slice(0, 80), e.getBoundingClientRect().height])
             .filter(([, h]) => h < 44)""")
@@ -100,6 +101,8 @@ def test_at_390_px_pages_fit_and_every_control_is_44_px_tall(chromium, site_url,
         # the count is not vacuous: the exercise pages have their buttons
         if path in ("ppo/", "grpo/", "beyond/"):
             assert page.locator("article [data-runner] button").count() > 20
+        if path in ("ppo/", "grpo/"):
+            assert page.locator("article .rl-figure-control label").count() > 3
     context.close()
 
 

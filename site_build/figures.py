@@ -267,6 +267,22 @@ GROUP_MAX = max(GROUP_SIZES)
 GROUP_X = np.arange(GROUP_MAX + 1) / GROUP_MAX  # the share of right answers
 
 
+def _rollout(cap: float) -> list[np.ndarray]:
+    from rl_ops_numpy import rollout_is_weights
+
+    # one response whose tokens have the weights w = π_train / π_rollout of the x axis
+    train = np.log(ROLLOUT_X)[None]  # [1, N]
+    rollout, mask = np.zeros_like(train), np.ones_like(train)
+    plain = rollout_is_weights(train, rollout, mask, threshold=1e9)[0]
+    tis = rollout_is_weights(train, rollout, mask, threshold=cap)[0]
+    icepop = rollout_is_weights(train, rollout, mask, threshold=(1 / cap, cap))[0]
+    return [tis, icepop, plain]
+
+
+ROLLOUT_CAPS = (1.5, 2.0, 3.0, 5.0)
+ROLLOUT_X = np.round(np.arange(1, 121) / 20, 6)  # w from 0.05 to 6
+
+
 def _loss_modes() -> tuple[Series, ...]:
     from rl_ops_numpy.grpo import LOSS_AGG_MODES
 
@@ -340,6 +356,24 @@ FIGURES = {f.id: f for f in (
                 Series("λ = 0", dash=True), Series("λ = 1", dash=True)),
         compute=_gae,
         points=True,
+    ),
+    Figure(
+        id="rollout",
+        caption={
+            "en": "The weight a token's loss gets against its importance ratio w = π_train / "
+                  "π_rollout: TIS truncates it at C, IcePop keeps it only inside the band "
+                  "[1/C, C] and drops the token outside (a weight of 0).",
+            "zh": "token 的损失得到的权重随它的重要性比 w = π_train / π_rollout 的变化：TIS 在 C "
+                  "处截断，IcePop 只保留带 [1/C, C] 之内的，带外的 token 直接丢掉（权重为 0）。",
+        },
+        x_label={"en": "token ratio w = π_train / π_rollout",
+                 "zh": "token 的比 w = π_train / π_rollout"},
+        y_label={"en": "weight", "zh": "权重"},
+        x=ROLLOUT_X,
+        controls=(Control("cap", {"en": "C", "zh": "C"}, ROLLOUT_CAPS, _texts(ROLLOUT_CAPS), 1),),
+        series=(Series("TIS min(w, C)"), Series("IcePop w·1[1/C ≤ w ≤ C]"),
+                Series({"en": "untruncated w", "zh": "不截断的 w"}, dash=True)),
+        compute=_rollout,
     ),
     Figure(
         id="aggregation",

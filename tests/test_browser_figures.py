@@ -188,7 +188,7 @@ def test_no_wcag_violation_with_every_figure_drawn(chromium, site_url, scheme):
     found = {}
     for lang in ("", "en/"):
         for chapter, figures in (("ppo", ("gae", "clip", "kl")),
-                                 ("grpo", ("group", "aggregation"))):
+                                 ("grpo", ("group", "aggregation")), ("beyond", ("rollout",))):
             page.goto(f"{site_url}/{lang}{chapter}/")
             for figure_id in figures:
                 _show(page, figure_id)

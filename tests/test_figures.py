@@ -119,6 +119,18 @@ def test_the_group_figure_gives_each_right_and_wrong_answer_its_advantage(size):
     assert all(math.isnan(right["grpo"][i]) and math.isnan(wrong["grpo"][i]) for i in between)
 
 
+@pytest.mark.parametrize("cap", [1.5, 2.0, 3.0, 5.0])
+def test_the_rollout_figure_truncates_at_c_for_tis_and_drops_outside_the_band_for_icepop(cap):
+    w, (tis, icepop, plain) = drawn("rollout", cap=cap)
+    np.testing.assert_allclose(tis, np.minimum(w, cap), rtol=1e-6)
+    # the band's ends are included; the reference sees the ratio as exp(log w), which can round
+    # an end (w = 3) to just outside it
+    seen = np.exp(np.log(w))
+    np.testing.assert_allclose(icepop, np.where((seen >= 1 / cap) & (seen <= cap), w, 0.0),
+                               rtol=1e-6)
+    np.testing.assert_allclose(plain, w, rtol=1e-6)
+
+
 @pytest.mark.parametrize("others", [16, 64, 256])
 def test_the_aggregation_figure_weighs_the_first_response_as_each_mode_divides(others):
     from site_build.figures import AGG_HORIZON

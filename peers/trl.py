@@ -30,6 +30,7 @@ from .fetch import Pin
 from .inputs import (
     ALL_LAYOUTS,
     DTYPES,
+    STEP,
     grid,
     gspo_inputs,
     log_ratio_extremes,
@@ -360,6 +361,9 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
             v.case("RewardTrainer.compute_loss", f"{dtype} margin={'margin' in inputs}",
                    {"center_rewards_coefficient": None}, inputs, run)
 
+    # ---- after DPO: IPO and robust DPO (DPOTrainer), SimPO (CPOTrainer), ORPO, KTO -----------
+    _dpo_family(v, pin, wheel, lib)
+
     # ---- the defaults the docstrings state ------------------------------------------------------
     grpo = Source(pin, wheel, "trl/trainer/grpo_config.py")
     v.defaults.update(dataclass_fields(
@@ -373,6 +377,14 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                                        "normalize_advantages"))
     dpo = Source(pin, wheel, "trl/trainer/dpo_config.py")
     v.defaults.update(dataclass_fields(dpo, "DPOConfig", "beta", "loss_type", "label_smoothing"))
+    cpo = Source(pin, wheel, "trl/experimental/cpo/cpo_config.py")
+    v.defaults.update(dataclass_fields(cpo, "CPOConfig", "beta", "loss_type", "cpo_alpha",
+                                       "simpo_gamma", "label_smoothing"))
+    orpo = Source(pin, wheel, "trl/experimental/orpo/orpo_config.py")
+    v.defaults.update(dataclass_fields(orpo, "ORPOConfig", "beta"))
+    kto = Source(pin, wheel, "trl/trainer/kto_config.py")
+    v.defaults.update(dataclass_fields(kto, "KTOConfig", "beta", "loss_type", "desirable_weight",
+                                       "undesirable_weight"))
     reward = Source(pin, wheel, "trl/trainer/reward_config.py")
     v.defaults.update(dataclass_fields(reward, "RewardConfig", "center_rewards_coefficient"))
     # the loss types _compute_loss knows: every string it compares self.loss_type with
@@ -667,3 +679,112 @@ def _gspo_cispo_cases(v: Vectors, lib: dict[str, Any], pin: Pin, wheel: Path) ->
 
         v.case("GRPOTrainer._compute_loss (cispo)", f"{dtype} epsilon_high={high}", kwargs,
                inputs, run)
+
+
+def _dpo_family(v: Vectors, pin: Pin, wheel: Path, lib: dict[str, Any]) -> None:
+    """IPO and robust DPO from the DPO trainer's loss loop, SimPO from the experimental
+    CPOTrainer.cpo_loss, ORPO's odds-ratio term from ORPOTrainer.odds_ratio_loss, and KTO from
+    the statements of KTOTrainer._compute_loss that form its losses."""
+    device = types.SimpleNamespace(device="cpu")
+    cp = Source(pin, wheel, "trl/experimental/cpo/cpo_trainer.py")
+    cpo_loss = cp.define({"torch": torch, "F": F}, "CPOTrainer.cpo_loss")["cpo_loss"]
+    op = Source(pin, wheel, "trl/experimental/orpo/orpo_trainer.py")
+    orpo = op.define({"torch": torch, "F": F}, "log1mexp", "ORPOTrainer.odds_ratio_loss")
+    kt = Source(pin, wheel, "trl/trainer/kto_trainer.py")
+    kto = kt.statements("KTOTrainer._compute_loss", "if self.calculate_KL:", "losses = torch.cat(")
+
+    names = ("chosen_logps", "rejected_logps", "ref_chosen_logps", "ref_rejected_logps")
+    v.operator("DPOTrainer._compute_loss (ipo)", lib["dpo"][1],
+               "the DPO trainer's loss statements with loss_type ['ipo'] and completion_mask "
+               "[chosen rows; rejected rows] holding each response's length; outputs: loss")
+    v.operator("DPOTrainer._compute_loss (robust)", lib["dpo"][1],
+               "the DPO trainer's loss statements with loss_type ['robust']; outputs: loss")
+    for dtype, dt, rng, beta in seeded(2400, (0.1, 0.5)):
+        lp = sequence_logps(rng, names, dt)
+        lp["chosen_logps"][0] += 200  # a margin far from the target
+        lengths = {"chosen_lengths": rng.integers(1, 40, 8), "rejected_lengths":
+                   rng.integers(1, 40, 8)}
+        rows = np.concatenate([lengths["chosen_lengths"], lengths["rejected_lengths"]])
+        completion_mask = (np.arange(40)[None, :] < rows[:, None]).astype(np.int64)
+
+        def ipo(lp=lp, beta=beta, completion_mask=completion_mask):
+            me = types.SimpleNamespace(f_divergence_type="reverse_kl", beta=beta,
+                                       loss_types=["ipo"], loss_weights=[1.0],
+                                       use_weighting=False, label_smoothing=0.0)
+            ns = _run(lib["dpo"], self=me, completion_mask=torch.from_numpy(completion_mask),
+                      **{k: tensor(x) for k, x in lp.items()})
+            return {"loss": ns["loss"]}
+
+        v.case("DPOTrainer._compute_loss (ipo)", f"{dtype} beta={beta}",
+               {"beta": beta, "loss_type": ["ipo"]}, {**lp, **lengths}, ipo)
+        for eps in (0.0, 0.1, 0.3):
+
+            def robust(lp=lp, beta=beta, eps=eps):
+                me = types.SimpleNamespace(f_divergence_type="reverse_kl", beta=beta,
+                                           loss_types=["robust"], loss_weights=[1.0],
+                                           use_weighting=False, label_smoothing=eps)
+                ns = _run(lib["dpo"], self=me, **{k: tensor(x) for k, x in lp.items()})
+                return {"loss": ns["loss"]}
+
+            v.case("DPOTrainer._compute_loss (robust)", f"{dtype} beta={beta} eps={eps}",
+                   {"beta": beta, "label_smoothing": eps, "loss_type": ["robust"]}, dict(lp),
+                   robust)
+
+    v.operator("CPOTrainer.cpo_loss (simpo)", cp.where("CPOTrainer.cpo_loss"),
+               "called on a stand-in self: loss_type 'simpo', alpha 0.0 (no AlphaPO); the "
+               "inputs are per-token-averaged log-probs, as its concatenated_forward makes them "
+               "for 'simpo'; outputs: losses (per pair)")
+    v.operator("ORPOTrainer.odds_ratio_loss", op.where("ORPOTrainer.odds_ratio_loss"),
+               f"with log1mexp (lines {op.lifted['log1mexp']['lines']}); the inputs are "
+               "per-token-averaged log-probs; outputs: losses (per pair, β·log σ(log odds "
+               "ratio), ≤ 0)")
+    for dtype, dt, rng, _ in seeded(2500, (None,)):
+        avg = {k: -(np.abs(grid(rng, 8, 1.0, dt)) + STEP).astype(dt)
+               for k in ("policy_chosen_logps", "policy_rejected_logps")}
+        avg["policy_chosen_logps"][:2] = [-STEP, -4.0]  # near 0 (log1mexp's other branch), far
+        for beta, gamma, eps in ((2.0, 0.5, 0.0), (2.5, 1.25, 0.1), (0.1, 0.5, 0.0)):
+
+            def simpo(avg=avg, beta=beta, gamma=gamma, eps=eps):
+                me = types.SimpleNamespace(alpha=0.0, loss_type="simpo", simpo_gamma=gamma,
+                                           beta=beta, label_smoothing=eps, accelerator=device)
+                losses, _, _ = cpo_loss(me, *(tensor(avg[k]) for k in avg))
+                return {"losses": losses}
+
+            v.case("CPOTrainer.cpo_loss (simpo)", f"{dtype} beta={beta} gamma={gamma} eps={eps}",
+                   {"beta": beta, "simpo_gamma": gamma, "label_smoothing": eps}, dict(avg), simpo)
+        for beta in (0.1, 1.0):
+
+            def odds(avg=avg, beta=beta):
+                me = types.SimpleNamespace(beta=beta, accelerator=device)
+                losses, *_ = orpo["odds_ratio_loss"](me, *(tensor(avg[k]) for k in avg))
+                return {"losses": losses}
+
+            v.case("ORPOTrainer.odds_ratio_loss", f"{dtype} beta={beta}", {"beta": beta},
+                   dict(avg), odds)
+
+    v.operator("KTOTrainer._compute_loss (kto)", kto[1],
+               "the statements that form the losses, from the summed log-probs of the batch's "
+               "desirable (chosen_*) and undesirable (rejected_*) answers and of its mismatched "
+               "pairs (KL_logps, ref_KL_logps), on one process; outputs: kl, losses (desirable "
+               "then undesirable, each weighted)")
+    for dtype, dt, rng, drift in seeded(2600, (1.5, -1.5)):
+        n = {"chosen": 5, "rejected": 3}
+        inputs = {f"{p}{side}_logps": (grid(rng, n[side], 3.0, dt) - 20.0).astype(dt)
+                  for side in n for p in ("", "ref_")}
+        # the policy drifted from the reference by about `drift` nats per answer; a negative
+        # estimate is clamped at 0
+        inputs["ref_KL_logps"] = (grid(rng, 8, 3.0, dt) - 20.0).astype(dt)
+        inputs["KL_logps"] = (inputs["ref_KL_logps"] + drift + grid(rng, 8, 0.5, dt)).astype(dt)
+        for beta, w_d, w_u in ((0.1, 1.0, 1.0), (0.5, 1.0, 1.33)):
+
+            def run(inputs=inputs, beta=beta, w_d=w_d, w_u=w_u):
+                me = types.SimpleNamespace(calculate_KL=True, loss_type="kto", beta=beta,
+                                           desirable_weight=w_d, undesirable_weight=w_u,
+                                           accelerator=_Accelerator())
+                ns = _run(kto, self=me, **{k: tensor(x) for k, x in inputs.items()})
+                return {"kl": ns["kl"], "losses": ns["losses"]}
+
+            v.case("KTOTrainer._compute_loss (kto)",
+                   f"{dtype} drift={drift} beta={beta} weights={w_d},{w_u}",
+                   {"beta": beta, "desirable_weight": w_d, "undesirable_weight": w_u},
+                   dict(inputs), run)

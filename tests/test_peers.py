@@ -37,19 +37,24 @@ from rl_ops_numpy import (
     gspo_loss,
     high_entropy_mask,
     informative_groups,
+    ipo_loss,
     kl_cov_loss,
     kl_estimators,
+    kto_loss,
     last_token_index,
     masked_whiten,
     off_policy_sequence_mask,
+    orpo_odds_ratio_loss,
     overlong_penalty,
     policy_surrogate_loss,
     reinforce_pp_advantages,
     reward_model_loss,
     rloo_advantages,
+    robust_dpo_loss,
     rollout_is_weights,
     sapo_loss,
     shape_token_rewards,
+    simpo_loss,
     token_entropy,
     token_logprobs,
     value_clipped_loss,
@@ -157,6 +162,10 @@ STATED_DEFAULTS = {
         "RLOOConfig.beta": 0.05, "RLOOConfig.normalize_advantages": False,
         "DPOConfig.beta": 0.1, "DPOConfig.loss_type": ["sigmoid"],
         "DPOConfig.label_smoothing": 0.0, "RewardConfig.center_rewards_coefficient": None,
+        "CPOConfig.beta": 0.1, "CPOConfig.loss_type": "sigmoid", "CPOConfig.cpo_alpha": 1.0,
+        "CPOConfig.simpo_gamma": 0.5, "CPOConfig.label_smoothing": 0.0, "ORPOConfig.beta": 0.1,
+        "KTOConfig.beta": 0.1, "KTOConfig.loss_type": "kto", "KTOConfig.desirable_weight": 1.0,
+        "KTOConfig.undesirable_weight": 1.0,
         "GRPOTrainer._compute_loss loss types": ["bnpo", "cispo", "dapo", "dr_grpo", "grpo",
                                                  "luspo", "sapo", "vespo"],
         "files defining masked_whiten": [],
@@ -593,6 +602,101 @@ def _reward_model_loss_is_theirs(case, chosen: str, rejected: str) -> None:
 def test_dpo_loss_mean_equals_trls_sigmoid_loss(case):
     _dpo_mean_is_theirs(case, "chosen_logps", "rejected_logps", "ref_chosen_logps",
                         "ref_rejected_logps")
+
+
+# ---- after DPO: each loss, and a planted change of its convention that the vectors catch -----
+
+
+def _ipo(case, summed: bool = False):
+    i, beta = case["inputs"], case["kwargs"]["beta"]
+    ones = np.ones_like(i["chosen_lengths"])
+    lengths = (ones, ones) if summed else (i["chosen_lengths"], i["rejected_lengths"])
+    return ipo_loss(i["chosen_logps"], i["rejected_logps"], i["ref_chosen_logps"],
+                    i["ref_rejected_logps"], *lengths, beta)
+
+
+def _robust(case, cdpo: bool = False):
+    i, k = case["inputs"], case["kwargs"]
+    args = (i["chosen_logps"], i["rejected_logps"], i["ref_chosen_logps"], i["ref_rejected_logps"])
+    if not cdpo:
+        return robust_dpo_loss(*args, k["beta"], k["label_smoothing"])
+    eps, z = k["label_smoothing"], k["beta"] * ((args[0] - args[2]) - (args[1] - args[3]))
+    return (1 - eps) * dpo_loss(*args, k["beta"]) + eps * np.logaddexp(0, z)  # cDPO, no ÷(1 − 2ε)
+
+
+def _simpo(case, gamma_over_beta: bool = False):
+    i, k = case["inputs"], case["kwargs"]
+    gamma = k["simpo_gamma"] / k["beta"] if gamma_over_beta else k["simpo_gamma"]
+    return simpo_loss(i["policy_chosen_logps"], i["policy_rejected_logps"], k["beta"], gamma,
+                      k["label_smoothing"])
+
+
+def _orpo(case, naive_odds: bool = False):
+    i, beta = case["inputs"], case["kwargs"]["beta"]
+    if not naive_odds:
+        return -orpo_odds_ratio_loss(i["policy_chosen_logps"], i["policy_rejected_logps"], beta)
+    # the probability ratio in place of the odds ratio (DPO without a reference, no 1 − p)
+    z = i["policy_chosen_logps"] - i["policy_rejected_logps"]
+    return -beta * np.logaddexp(0, -z)
+
+
+def _kto(case, unclamped: bool = False):
+    i, k = case["inputs"], case["kwargs"]
+    kl = float(np.mean(i["KL_logps"].astype(np.float64) - i["ref_KL_logps"]))
+    logps = np.concatenate([i["chosen_logps"], i["rejected_logps"]])
+    ref = np.concatenate([i["ref_chosen_logps"], i["ref_rejected_logps"]])
+    good = np.arange(len(logps)) < len(i["chosen_logps"])
+    losses = kto_loss(logps, ref, good, kl, k["beta"], k["desirable_weight"],
+                      k["undesirable_weight"])
+    if unclamped and kl < 0:  # the reference point below 0, as the formula without max(·, 0)
+        x = k["beta"] * ((logps - ref) - kl)
+        losses = np.where(good, k["desirable_weight"] / (1 + np.exp(x)),
+                          k["undesirable_weight"] / (1 + np.exp(-x)))
+    return losses
+
+
+PREFERENCE_LOSSES = {  # operator: (our per-example loss, the library's output, reduced as it is)
+    "DPOTrainer._compute_loss (ipo)": (_ipo, "loss", "mean"),
+    "DPOTrainer._compute_loss (robust)": (_robust, "loss", "mean"),
+    "CPOTrainer.cpo_loss (simpo)": (_simpo, "losses", None),
+    "ORPOTrainer.odds_ratio_loss": (_orpo, "losses", None),
+    "KTOTrainer._compute_loss (kto)": (_kto, "losses", None),
+}
+
+
+@pytest.mark.parametrize(("op", "case"), [
+    pytest.param(op, p.values[0], id=f"{op}: {p.id}")
+    for op in PREFERENCE_LOSSES for p in cases("trl", op)])
+def test_the_losses_after_dpo_equal_trls(op, case):
+    ours, output, reduce = PREFERENCE_LOSSES[op]
+    got = ours(case)
+    if reduce == "mean":
+        got = np.mean(got, dtype=np.float64)
+    # ORPO's odds_ratio_loss casts to float32 (.float()): its own dtype's tolerance
+    close(got, case["outputs"][output], None if op.startswith("ORPO") else dtype_of(case))
+    if op.startswith("KTOTrainer"):
+        i = case["inputs"]
+        kl = np.mean(i["KL_logps"].astype(np.float64) - i["ref_KL_logps"])
+        close(max(kl, 0.0), case["outputs"]["kl"], dtype_of(case), scale=20.0)
+
+
+@pytest.mark.parametrize("op", PREFERENCE_LOSSES)
+def test_a_planted_convention_change_in_a_loss_after_dpo_fails_against_trl(op):
+    """Summed log-ratios for IPO, cDPO's smoothing for robust DPO, γ read as γ/β for SimPO, the
+    probability ratio for ORPO's odds ratio, an unclamped reference point for KTO: each changes
+    some case of the vectors beyond the tolerance (the cases exercise every convention)."""
+    ours, output, reduce = PREFERENCE_LOSSES[op]
+    caught = 0
+    for c in vectors("trl")["operators"][op]["cases"]:
+        case = decode(c)
+        got = ours(case, True)
+        if reduce == "mean":
+            got = np.mean(got, dtype=np.float64)
+        try:
+            close(got, case["outputs"][output], None if op.startswith("ORPO") else dtype_of(case))
+        except AssertionError:
+            caught += 1
+    assert caught > 0, f"no case of {op} tells the planted change from TRL's convention"
 
 
 @pytest.mark.parametrize("case", cases("trl", "RewardTrainer.compute_loss"))

@@ -18,6 +18,7 @@ import { JobView } from "./view.js";
 const COLOUR = {
   ppo: "--md-accent-fg-color",
   dpo: "--md-accent-fg-color",
+  simpo: "--md-typeset-a-color",
   grpo: "--md-typeset-a-color",
   gspo: "--md-code-hl-string-color",
   grpo_mismatch: "--md-code-hl-number-color",

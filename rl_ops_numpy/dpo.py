@@ -180,9 +180,9 @@ def simpo_loss(chosen_avg_logps, rejected_avg_logps, beta: float = 2.0, gamma: f
     Args:
         chosen_avg_logps, rejected_avg_logps: ``[N]`` mean token log-probs of the chosen and
             rejected responses under the policy (sum ÷ length).
-        beta: β > 0; the paper uses 2.0–2.5.
-        gamma: the target margin γ ≥ 0, in reward units (the paper's γ/β ≈ 0.5 puts it at 1.0–1.25
-            for those β).
+        beta: β > 0; the paper's settings are of a few units.
+        gamma: the target margin γ ≥ 0, in reward units; the paper tunes it as a fraction of β,
+            γ/β = 0.5 its suggested start.
         label_smoothing: ε in [0, 0.5], cDPO's smoothing (0: the paper's loss).
 
     Returns:
@@ -192,8 +192,9 @@ def simpo_loss(chosen_avg_logps, rejected_avg_logps, beta: float = 2.0, gamma: f
     it averages the log-probs (``average_log_prob=True`` for "simpo"), forms
     ``Δ − simpo_gamma/β`` and multiplies by β, so its ``simpo_gamma`` is γ here. Its defaults
     differ from the paper's: β = 0.1, ``simpo_gamma`` = 0.5 (γ/β = 5), and ``cpo_alpha = 1.0``
-    adds CPO's NLL term on the chosen tokens to the loss (``loss_type="alphapo"`` or
-    ``cpo_alpha=0`` gives the SimPO paper's loss). OpenRLHF 0.11.2 has no SimPO.
+    adds CPO's NLL term on the chosen tokens to the loss (``cpo_alpha=0``, which
+    ``loss_type="alphapo"`` also sets, gives the SimPO paper's loss while ``alpha`` stays 0).
+    OpenRLHF 0.11.2 has no SimPO.
     """
     beta = number("beta", beta, low=0, above=True)
     gamma = number("gamma", gamma, low=0)
@@ -265,7 +266,7 @@ def kto_loss(logps, ref_logps, desirable, kl, beta: float = 0.1, desirable_weigh
     undesirable one below it. $z_0$ estimates $\mathrm{KL}(\pi_\theta\,\|\,\pi_{\text{ref}})$
     on the batch, so an answer gains only by rising faster than the policy drifts as a whole;
     it carries no gradient. The loss saturates on both sides (a sigmoid, where DPO's log-sigmoid
-    grows without bound), which is prospect theory's value function.
+    grows without bound): KTO's stand-in for prospect theory's S-shaped value function.
 
     Args:
         logps, ref_logps: ``[N]`` summed sequence log-probs of each answer under the policy and

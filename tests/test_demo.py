@@ -20,6 +20,7 @@ from rl_ops_numpy import (
     dpo_loss,
     group_advantages,
     rollout_is_weights,
+    simpo_loss,
     token_entropy,
     token_logprobs,
 )
@@ -43,6 +44,7 @@ from rl_ops_numpy.demo.train import (
     grpo_loss_and_grads,
     policy_loss_and_grads,
     sft_loss_and_grads,
+    simpo_loss_and_grads,
     train_grpo,
     train_sft,
     value_loss_and_grads,
@@ -59,7 +61,7 @@ TINY_FLAGS = [
     "--grpo-variants",
     *[f"--{p}-steps=10" for p in ("sft", "ppo", "dpo", "grpo")],
 ]
-PHASES = ["sft", "ppo", "dpo", "grpo", *GRPO_VARIANTS]
+PHASES = ["sft", "ppo", "dpo", "simpo", "grpo", *GRPO_VARIANTS]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,6 +294,25 @@ def test_dpo_gradient_and_margin():
         ref_w, ref_l, 0.5,
     )
     np.testing.assert_allclose(per_pair, np.logaddexp(0.0, -margin), rtol=1e-12)
+    assert loss == pytest.approx(per_pair.mean(), rel=1e-15)
+
+
+def test_simpo_gradient_and_margin_on_mean_token_logprobs():
+    rng = np.random.default_rng(5)
+    model = _random_model(5)
+    prompts = rng.integers(FIRST_LETTER, 30, 8)
+    chosen, rejected = model.sample(prompts, rng), model.sample(prompts, rng)
+    assert np.ptp(chosen.mask.sum(axis=1)) > 0  # words of several lengths
+    loss, grads, margin = simpo_loss_and_grads(model, chosen, rejected, beta=2.0, gamma=1.0)
+    numeric = _numeric_grad(
+        lambda: simpo_loss_and_grads(model, chosen, rejected, 2.0, 1.0)[0], model.params
+    )
+    _assert_grads_match(grads, numeric)
+    # the margin the demo logs is β·(mean log π(y_w) − mean log π(y_l)); the loss −log σ(z − γ)
+    avg = lambda b: model.token_logprobs(b)[0].sum(axis=1) / b.mask.sum(axis=1)  # noqa: E731
+    np.testing.assert_allclose(margin, 2.0 * (avg(chosen) - avg(rejected)), rtol=1e-12)
+    per_pair = simpo_loss(avg(chosen), avg(rejected), 2.0, 1.0)
+    np.testing.assert_allclose(per_pair, np.logaddexp(0.0, -(margin - 1.0)), rtol=1e-12)
     assert loss == pytest.approx(per_pair.mean(), rel=1e-15)
 
 
@@ -640,6 +661,17 @@ def test_dpo_widens_the_margin_and_lowers_the_loss(trained):
     assert trained["eval"]["dpo"]["rm_score"] > trained["eval"]["sft"]["rm_score"]
 
 
+def test_simpo_on_dpos_pairs_widens_its_margin_with_no_reference_model(trained):
+    m_first, m_last = fifths(trained["simpo"]["margin"])
+    l_first, l_last = fifths(trained["simpo"]["loss"])
+    assert m_last > m_first + 0.3
+    assert l_last < l_first
+    # it starts below its target γ (= β · 0.5 here): the loss is above ln 2 until the margin
+    # passes γ
+    assert trained["simpo"]["loss"][0] > math.log(2)
+    assert trained["eval"]["simpo"]["rm_score"] > trained["eval"]["sft"]["rm_score"]
+
+
 # ---------------------------------------------------------------------------------------------
 # Reproducibility and the Python API the browser worker uses
 # ---------------------------------------------------------------------------------------------
@@ -687,6 +719,7 @@ def test_cli_json_has_the_documented_structure(tmp_path, capsys):
     documented = {
         "ppo": ["rm_score", "kl", "entropy"],
         "dpo": ["margin", "loss"],
+        "simpo": ["margin", "loss"],
         "grpo": ["rm_score", "kl", "entropy", "clipfrac"],
         "gspo": ["rm_score", "kl", "entropy", "clipfrac"],
         "grpo_mismatch": ["rm_score", "rollout_kl", "tis_truncated"],

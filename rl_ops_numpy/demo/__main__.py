@@ -35,6 +35,7 @@ _COLUMNS = {
         "length",
     ],
     "dpo": ["loss", "margin", "accuracy", "rm_score"],
+    "simpo": ["loss", "margin", "accuracy", "rm_score"],
     "grpo": [
         "rm_score",
         "kl",
@@ -53,6 +54,8 @@ _TITLES = {
     "sft": "SFT: cross-entropy on the babble corpus",
     "ppo": "PPO: actor + critic against the rule-based RM, KL to the SFT reference",
     "dpo": "DPO: best-vs-worst-of-4 pairs from the SFT model",
+    "simpo": "SimPO: the same pairs, mean token log-probs, no reference model, β = {simpo_beta:g}, "
+    "γ = {simpo_gamma:g}",
     "grpo": "GRPO: 4 words per prompt, group-relative advantages, k3 in the loss, no critic",
     "gspo": "GSPO: GRPO with the sequence ratio s = exp(mean_t log ρ_t), ε = {gspo_clip_low:g} / "
     "{gspo_clip_high:g}",

@@ -42,6 +42,7 @@ def require_matplotlib() -> Any:
 NAMES = {
     "ppo": "PPO",
     "dpo": "DPO",
+    "simpo": "SimPO",
     "grpo": "GRPO",
     "gspo": "GSPO",
     "grpo_mismatch": "GRPO + mismatch",
@@ -51,6 +52,7 @@ NAMES = {
 COLOURS = {
     "ppo": "C0",
     "dpo": "C0",
+    "simpo": "C1",
     "grpo": "C1",
     "gspo": "C2",
     "grpo_mismatch": "C3",
@@ -64,7 +66,8 @@ PANELS = [
     ("rm_score", ("ppo", "grpo"), "rm_score", "Reward-model score", "mean RM score"),
     ("kl", ("ppo", "grpo"), "kl", "KL(π ‖ π_ref) per word", "nats (k1, summed over tokens)"),
     ("entropy", ("ppo", "grpo"), "entropy", "Policy entropy per token", "nats"),
-    ("margin", ("dpo",), "margin", "DPO: preference margin", "β·(log-ratio_w − log-ratio_l)"),
+    ("margin", ("dpo", "simpo"), "margin", "DPO and SimPO: preference margin",
+     "reward margin (each loss's own)"),
     ("gspo", ("grpo", "gspo"), "rm_score", "GSPO next to GRPO: RM score", "mean RM score"),
     ("mismatch", ("grpo", *MISMATCH), "rm_score", "Rollout mismatch: RM score", "mean RM score"),
     ("rollout_kl", MISMATCH, "rollout_kl", "KL(π_rollout ‖ π_train) per word",

@@ -1,4 +1,5 @@
-r"""The four phases of the toy RLHF run: SFT, PPO, DPO, GRPO, and :func:`run`, which chains them.
+r"""The phases of the toy RLHF run: SFT, PPO, DPO and SimPO, GRPO, and :func:`run`, which chains
+them.
 
 1. **SFT**: fit :class:`~.model.TinyLM` to a small generated corpus of short babble words by
    cross-entropy. The result is both the PPO actor's starting point and the frozen reference.
@@ -10,6 +11,8 @@ r"""The four phases of the toy RLHF run: SFT, PPO, DPO, GRPO, and :func:`run`, w
    the clipped value loss (``value_clipped_loss``).
 3. **DPO**, again from the SFT model: sample 4 words per prompt from it, keep the best as
    $y_w$ and the worst as $y_l$ by RM score, and minimise ``dpo_loss`` on those pairs.
+   **SimPO** beside it: the same pairs and steps from the SFT model, minimising ``simpo_loss``
+   on the words' mean token log-probs, with no reference model.
 4. **GRPO**, again from the SFT model, with no critic: each step samples a group of
    ``grpo_group`` words for each of ``grpo_prompts`` prompts, scores them with the same reward
    model, takes each word's advantage against its group (``group_advantages``) and runs the same
@@ -57,6 +60,7 @@ from .. import (
     policy_surrogate_loss,
     rollout_is_weights,
     shape_token_rewards,
+    simpo_loss,
     token_entropy,
     value_clipped_loss,
 )
@@ -77,6 +81,7 @@ __all__ = [
     "policy_loss_and_grads",
     "run",
     "sft_loss_and_grads",
+    "simpo_loss_and_grads",
     "value_loss_and_grads",
 ]
 
@@ -118,6 +123,10 @@ class DemoConfig:
     dpo_batch: int = 64
     dpo_lr: float = 0.02
     dpo_beta: float = 0.1
+    # SimPO beside DPO: the same pairs, steps, batch and learning rate; β = 2.0 and the paper's
+    # suggested γ/β = 0.5 (TRL 1.16.0's CPOTrainer defaults to β = 0.1, simpo_gamma = 0.5)
+    simpo_beta: float = 2.0
+    simpo_gamma: float = 1.0
     # GRPO: grpo_prompts × grpo_group words per step (as many as PPO's batch), no critic
     grpo_steps: int = 200
     grpo_prompts: int = 16
@@ -406,6 +415,43 @@ def dpo_loss_and_grads(
     return float(per_pair.mean()), grads, margin
 
 
+def simpo_loss_and_grads(
+    model: TinyLM,
+    chosen: Batch,
+    rejected: Batch,
+    beta: float = 2.0,
+    gamma: float = 1.0,
+    temperature: float = 1.0,
+) -> tuple[float, dict[str, np.ndarray], np.ndarray]:
+    r"""Pair-mean :func:`simpo_loss`, its parameter gradients, and each pair's reward margin.
+
+    With $\bar\ell(y) = \frac{1}{|y|}\sum_t\log\pi(a_t)$ and
+    $z = \beta(\bar\ell(y_w) - \bar\ell(y_l)) - \gamma$, each pair's loss is
+    $\ell = -\log\sigma(z)$, so
+
+    $$\frac{\partial\ell}{\partial\log\pi(a_t)} = \frac{\beta\,(e^{-\ell} - 1)}{|y_w|}
+      \ (a_t \in y_w),\qquad -\frac{\beta\,(e^{-\ell} - 1)}{|y_l|}\ (a_t \in y_l)$$
+
+    a token's share of its word's gradient is one over the word's length (DPO gives every token
+    the whole of it). The margin is $\beta(\bar\ell(y_w) - \bar\ell(y_l))$, the reward gap
+    that the loss compares with γ.
+    """
+    lp_w, logp_w = model.token_logprobs(chosen, temperature)  # [P, T], [P, T, V]
+    lp_l, logp_l = model.token_logprobs(rejected, temperature)
+    n_w, n_l = chosen.mask.sum(axis=1), rejected.mask.sum(axis=1)  # [P] tokens per word
+    # mean_t log π(a_t)
+    avg_w, avg_l = lp_w.sum(axis=1) / n_w, lp_l.sum(axis=1) / n_l  # [P]
+    per_pair = simpo_loss(avg_w, avg_l, beta, gamma)  # [P] ℓ = −log σ(z)
+    # ∂(mean ℓ)/∂mean log π(y_w) = β(e^{−ℓ} − 1)/P, the opposite for y_l
+    g = beta * np.expm1(-per_pair) / len(per_pair)  # [P]
+    grads_w = model.backward(chosen, logp_w, np.broadcast_to((g / n_w)[:, None], lp_w.shape),
+                             temperature)
+    grads_l = model.backward(rejected, logp_l, np.broadcast_to((-g / n_l)[:, None], lp_l.shape),
+                             temperature)
+    grads = {k: grads_w[k] + grads_l[k] for k in grads_w}
+    return float(per_pair.mean()), grads, beta * (avg_w - avg_l)
+
+
 def grpo_loss_and_grads(
     model: TinyLM,
     batch: Batch,
@@ -623,8 +669,10 @@ def train_dpo(
     rng: np.random.Generator,
     log: _Logger,
     eval_rng: np.random.Generator,
+    loss: str = "dpo",
 ) -> TinyLM:
-    """DPO from the SFT model, also the reference, on best/worst-of-``dpo_samples`` pairs."""
+    """DPO (or, ``loss="simpo"``, SimPO) from the SFT model, also DPO's reference, on
+    best/worst-of-``dpo_samples`` pairs."""
     tau = cfg.temperature
     chosen, rejected = preference_pairs(sft, rng, cfg.dpo_prompts, cfg.dpo_samples, tau)
     ref_w = sft.token_logprobs(chosen, tau)[0].sum(axis=1)  # [P] log π_ref(y_w), fixed
@@ -634,18 +682,24 @@ def train_dpo(
     opt = Adam(policy.params, cfg.dpo_lr)
     for step in range(1, cfg.dpo_steps + 1):
         idx = rng.choice(P, size=min(cfg.dpo_batch, P), replace=False)
-        loss, grads, margin = dpo_loss_and_grads(
-            policy,
-            chosen.take(idx),
-            rejected.take(idx),
-            ref_w[idx],
-            ref_l[idx],
-            cfg.dpo_beta,
-            tau,
-        )
+        if loss == "simpo":  # no reference model
+            value, grads, margin = simpo_loss_and_grads(
+                policy, chosen.take(idx), rejected.take(idx), cfg.simpo_beta, cfg.simpo_gamma,
+                tau,
+            )
+        else:
+            value, grads, margin = dpo_loss_and_grads(
+                policy,
+                chosen.take(idx),
+                rejected.take(idx),
+                ref_w[idx],
+                ref_l[idx],
+                cfg.dpo_beta,
+                tau,
+            )
         opt.step(grads)
         metrics = {
-            "loss": loss,
+            "loss": value,
             "margin": float(margin.mean()),
             "accuracy": float(np.mean(margin > 0)),
         }
@@ -768,15 +822,15 @@ def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | No
         config: a :class:`DemoConfig`, a mapping of some of its fields (the rest default), or
             ``None`` for the defaults. Use :data:`BROWSER_CONFIG` in Pyodide.
         on_log: called as ``on_log(phase, step, total, metrics)`` at every logging step, with
-            ``phase`` in ``"sft"``, ``"ppo"``, ``"dpo"``, ``"grpo"`` and, with
+            ``phase`` in ``"sft"``, ``"ppo"``, ``"dpo"``, ``"simpo"``, ``"grpo"`` and, with
             ``grpo_variants``, ``"gspo"``, ``"grpo_mismatch"``, ``"grpo_tis"``, in that order, and
             ``metrics`` a dict of floats, the means since the previous logging step.
 
     Returns:
         ``{"config": {...}, "sft": {"step", "loss"}, "ppo": {"step", "rm_score", "kl", "kl_k3",
         "entropy", "policy_loss", "value_loss", "clipfrac", "length"}, "dpo": {"step", "loss",
-        "margin", "accuracy", "rm_score"}, "grpo": {"step", "rm_score", "kl", "kl_k3", "entropy",
-        "policy_loss", "clipfrac", "flat_groups", "length"}, "gspo": {the same},
+        "margin", "accuracy", "rm_score"}, "simpo": {the same}, "grpo": {"step", "rm_score", "kl",
+        "kl_k3", "entropy", "policy_loss", "clipfrac", "flat_groups", "length"}, "gspo": {the same},
         "grpo_mismatch"|"grpo_tis": {the same, "rollout_kl", "tis_truncated"}, "eval":
         {"sft"|"ppo"|"dpo"|"grpo"|…: {"rm_score", "length", "examples"}}}``, the runs beside GRPO
         only with ``grpo_variants``; every metric a list with one float per logging step.
@@ -787,7 +841,8 @@ def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | No
     $k_3$; ``entropy``, the mean per-token entropy of the actor on its own words; ``clipfrac``,
     the share of tokens with $|\rho - 1| > \epsilon$; ``length``, tokens per response (letters +
     EOS); ``margin``, the mean of $\beta[(\log\pi - \log\pi_{\text{ref}})(y_w) - (\log\pi -
-    \log\pi_{\text{ref}})(y_l)]$; ``accuracy``, the share of pairs with a positive margin;
+    \log\pi_{\text{ref}})(y_l)]$ (SimPO's: $\beta$ times the difference of the words' mean token
+    log-probs); ``accuracy``, the share of pairs with a positive margin;
     DPO's ``rm_score`` is that of fresh words from the DPO policy (not a training signal);
     ``flat_groups``, the share of GRPO's groups whose words all scored the same; GRPO's and
     GSPO's ``clipfrac``, the share of tokens whose ratio ($\rho_t$; GSPO: its word's $s$) lies
@@ -808,7 +863,8 @@ def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | No
         cfg = DemoConfig.from_dict(config)
     seeds = np.random.SeedSequence(cfg.seed).spawn(7)
     seq_sft, seq_ppo, seq_dpo, seq_eval, seq_dpo_eval, seq_grpo, seq_noise = seeds
-    result: dict[str, Any] = {"config": cfg.to_dict(), "sft": {}, "ppo": {}, "dpo": {}, "grpo": {}}
+    result: dict[str, Any] = {"config": cfg.to_dict(), "sft": {}, "ppo": {}, "dpo": {},
+                              "simpo": {}, "grpo": {}}
     every = cfg.log_every
 
     sft = train_sft(
@@ -829,13 +885,23 @@ def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | No
         _Logger("dpo", cfg.dpo_steps, every, result["dpo"], on_log),
         np.random.default_rng(seq_dpo_eval),
     )
+    # DPO's seeds: the same pairs, minibatches and evaluation prompts
+    simpo_policy = train_dpo(
+        cfg,
+        sft,
+        np.random.default_rng(seq_dpo),
+        _Logger("simpo", cfg.dpo_steps, every, result["simpo"], on_log),
+        np.random.default_rng(seq_dpo_eval),
+        loss="simpo",
+    )
     grpo_policy = train_grpo(
         cfg,
         sft,
         np.random.default_rng(seq_grpo),
         _Logger("grpo", cfg.grpo_steps, every, result["grpo"], on_log),
     )
-    models = {"sft": sft, "ppo": actor, "dpo": dpo_policy, "grpo": grpo_policy}
+    models = {"sft": sft, "ppo": actor, "dpo": dpo_policy, "simpo": simpo_policy,
+              "grpo": grpo_policy}
     if cfg.grpo_variants:
         for name, variant in GRPO_VARIANTS.items():
             # GRPO's seed: the same prompts and draws as GRPO's until the words differ

@@ -177,4 +177,4 @@ def browser() -> Iterator[object]:
 
 # the site's main pages (paths under each language's root): the accessibility test, the
 # screenshots, and the page weights the benchmark measures
-PAGES = ["", "ppo/", "grpo/", "beyond/", "s21/", "s21/demo/", "glossary/"]
+PAGES = ["", "ppo/", "grpo/", "beyond/", "s21/", "s21/demo/", "dpo/", "glossary/"]

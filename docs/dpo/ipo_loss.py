@@ -74,8 +74,8 @@ ZH = {
     "response lengths in tokens": "回复长度（token 数）",
     "(the paper's τ)": "（论文中的 τ）",
     "the loss of each pair": "每一对的损失",
-    "the chosen response's log-ratio, averaged per token": "被选中回复的对数比，按 token 平均",
-    "the rejected response's, averaged per token": "被拒绝回复的，按 token 平均",
+    "the chosen response's log-ratio, averaged per token": "偏好回复的对数比，按 token 平均",
+    "the rejected response's, averaged per token": "非偏好回复的，按 token 平均",
     ", h the margin between the two": "，h 是两者之差",
     "two pairs with the same per-token log-ratios: 10 tokens each, then 100 tokens each":
         "两对回复，每个 token 的对数比相同：第一对各 10 个 token，第二对各 100 个",

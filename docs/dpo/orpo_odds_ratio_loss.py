@@ -65,12 +65,12 @@ ZH = {
     ", the weight of this term beside the NLL (the paper's λ)":
         "，这一项相对 NLL 的权重（论文中的 λ）",
     "the term of each pair, added to the chosen answer's NLL":
-        "每一对的这一项，加到被选中回答的 NLL 上",
+        "每一对的这一项，加到偏好回复的 NLL 上",
     "for x < 0, with no cancellation either side of −ln 2": "，x < 0，在 −ln 2 两侧都没有相消误差",
     "the same for y_l": "y_l 的同样的量",
     "−β·log σ(log odds ratio)": "−β·log σ(对数几率比)",
     "mean token log-probs: the chosen answer likelier than the rejected one":
-        "token 平均对数概率：被选中回答比被拒绝回答更可能",
+        "token 平均对数概率：偏好回复比非偏好回复更可能",
     "probability ratio p_w / p_l:": "概率比 p_w / p_l：",
     "odds ratio:": "几率比：",
     "ORPO term (β = 0.1):": "ORPO 项（β = 0.1）：",

@@ -71,7 +71,7 @@ ZH = {
     "divide by 1 − 2ε": "除以 1 − 2ε",
     "DPO margins (β = 1, reference log-probs 0)": "DPO 的差值（β = 1，参考模型的对数概率为 0）",
     "the label as observed, and flipped (chosen and rejected swapped: the margin is −z)":
-        "观察到的标签，以及翻转后的（被选中的和被拒绝的互换：差值变成 −z）",
+        "观察到的标签，以及翻转后的（偏好回复和非偏好回复互换：差值变成 −z）",
     "DPO on the clean label:    ": "DPO，干净标签：    ",
     "robust, expected over flips:": "稳健版，对翻转取期望：",
     "robust, one observed label:": "稳健版，一个观察到的标签：",

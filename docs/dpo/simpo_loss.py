@@ -64,7 +64,7 @@ ZH = {
     "cDPO's smoothing (0 in the paper)": "cDPO 的平滑（论文中为 0）",
     "the loss of each pair": "每一对的损失",
     "mean token log-probs of three pairs: the chosen one ahead by 0.1, 0.25 and 0.5 nats a token":
-        "三对回复的 token 平均对数概率：被选中的回复每个 token 分别领先 0.1、0.25 和 0.5 奈特",
+        "三对回复的 token 平均对数概率：偏好回复每个 token 分别领先 0.1、0.25 和 0.5 奈特",
     "reward margin β·Δ (β = 2):": "奖励差 β·Δ（β = 2）：",
     "answers of 10 tokens, then twice as long: the summed margin doubles, the mean does not":
         "回答各 10 个 token，再长一倍：求和的差值翻倍，平均的不变",

@@ -170,14 +170,19 @@ def test_words_a_page_says_find_that_page(page, site_url, lang):
                        "'.md-search-result__meta').textContent !== idle", idle,
                        what=f"results for {word!r}")
             # Material draws results ten at a time, more as the list is scrolled, in its own
-            # time: scroll to the end at every poll until all are drawn
+            # time: scroll to the end at every poll until this page's result is drawn, or all
+            # are (it counts documents, and draws the sections of a page as one item, so a
+            # common word's count can exceed the items ever drawn)
             shown = re.search(r"\d+", meta.inner_text())
             total = int(shown.group()) if shown else 0
             wait_until(
                 page,
-                "n => { document.querySelector('.md-search__scrollwrap').scrollTo(0, 1e6);"
-                " return document.querySelectorAll('.md-search-result__list > li').length >= n; }",
-                total, what=f"all {total} results for {word!r} drawn",
+                "([n, path]) => { document.querySelector('.md-search__scrollwrap')"
+                ".scrollTo(0, 1e6); const links = [...document.querySelectorAll("
+                "'.md-search-result__item > .md-search-result__link')];"
+                " return links.some((a) => new URL(a.href).pathname === path)"
+                " || document.querySelectorAll('.md-search-result__list > li').length >= n; }",
+                [total, f"/{lang}{path}"], what=f"results for {word!r} drawn",
                 now=lambda: page.locator(".md-search-result__list > li").count(),
             )
             hrefs = page.eval_on_selector_all(

@@ -197,16 +197,22 @@ def _kl(view: str) -> list[np.ndarray]:
 KL_X = np.linspace(-2, 2, 81)
 
 
-def _gae(lam: float, gamma: float) -> list[np.ndarray]:
-    from rl_ops_numpy import compute_gae
-
-    T = len(GAE_X)  # response length
+def gae_response(T: int) -> tuple[np.ndarray, np.ndarray]:
+    """The GAE figure's response of ``T`` tokens: its token rewards and its critic's values."""
     t = np.arange(T)
     # reward: a small KL penalty on every token, the reward model's score (1) on the last
     rewards = -0.02 * (1 + np.sin(t))
     rewards[-1] += 1.0
     # a critic that grows more confident as the answer unfolds, with some noise
     values = 0.3 + 0.4 * t / (T - 1) + 0.1 * np.cos(1.3 * t)
+    return rewards, values
+
+
+def _gae(lam: float, gamma: float) -> list[np.ndarray]:
+    from rl_ops_numpy import compute_gae
+
+    T = len(GAE_X)  # response length
+    rewards, values = gae_response(T)
     mask = np.ones(T)
 
     def adv(lam_: float) -> np.ndarray:

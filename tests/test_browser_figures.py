@@ -89,6 +89,7 @@ def test_a_figure_loads_on_sight_and_keyboard_moves_redraw_the_references_number
 
     # GAE's λ to 0 (Home): the one-step TD errors of the reference
     from rl_ops_numpy import compute_gae
+    from site_build.figures import gae_response
 
     _show(page, "gae")
     page.locator("#rl-fig-gae-lam").focus()
@@ -97,9 +98,7 @@ def test_a_figure_loads_on_sight_and_keyboard_moves_redraw_the_references_number
     _redrawn(page, "gae", before)
     t, (adv, td, mc) = _drawn(page, "gae")
     T = len(t)
-    rewards = -0.02 * (1 + np.sin(np.arange(T)))
-    rewards[-1] += 1.0
-    values = 0.3 + 0.4 * np.arange(T) / (T - 1) + 0.1 * np.cos(1.3 * np.arange(T))
+    rewards, values = gae_response(T)
     for lam, got in ((0.0, adv), (0.0, td), (1.0, mc)):
         want = compute_gae(rewards[None], values[None], np.ones((1, T)), gamma=1.0, lam=lam)[0][0]
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)

@@ -74,13 +74,10 @@ def test_the_kl_figure_shows_k1_k2_k3_and_their_gradients_with_respect_to_log_pi
 
 
 def test_the_gae_figure_goes_from_td_errors_at_lambda_0_to_return_minus_value_at_lambda_1():
-    from site_build.figures import GAE_X
+    from site_build.figures import GAE_X, gae_response
 
     T = len(GAE_X)
-    t = np.arange(T)
-    rewards = -0.02 * (1 + np.sin(t))
-    rewards[-1] += 1.0
-    values = 0.3 + 0.4 * t / (T - 1) + 0.1 * np.cos(1.3 * t)
+    rewards, values = gae_response(T)
     next_values = np.append(values[1:], 0.0)
     for gamma in (0.9, 1.0):
         _, (_, td, mc) = drawn("gae", lam=0.5, gamma=gamma)

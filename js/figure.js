@@ -57,7 +57,8 @@ class Figure {
     if (this.state !== "idle" && this.state !== "failed") return;
     this._move("loading", this.t.figure.loading);
     try {
-      const url = new URL(`../figures/${this.id}.json`, import.meta.url);
+      // by the digest of its numbers: never another build's file
+      const url = new URL(`../figures/${this.id}.json?v=${this.root.dataset.version}`, import.meta.url);
       const [plot, data] = await Promise.all([
         import("./plot.js"),
         fetch(url).then((r) => {

@@ -15,15 +15,18 @@ The build writes each figure's numbers to ``assets/figures/<id>.json`` (:func:`d
      "ys": [[[y, …] per series] per combination, the controls' indices in row-major order],
      "y": [low, high] or null}         # a y range shared by every combination, or auto
 
-and the page gets the figure's markup (:func:`figure_html`): caption, the controls as real
-``<input>`` elements (labelled, each value's text as ``aria-valuetext``), and an empty plot
-box. The numbers are fetched only when the figure scrolls into view (js/figure.js), so a figure
-adds nothing to a page's weight before the reader reaches it. y values are rounded to 7
-significant digits (float32's precision); a value that is not finite is ``null`` (a gap).
+(:func:`numbers`; the page asks for them by their digest, :func:`version`, so it never draws
+another build's), and the page gets the figure's markup (:func:`figure_html`): caption, the
+controls as real ``<input>`` elements (labelled, each value's text as ``aria-valuetext``), and an
+empty plot box. The numbers and the chart library are fetched only when the figure nears the
+viewport (js/figure.js). y values are rounded to 7 significant digits (float32's precision); a
+value that is not finite is ``null`` (a gap).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import html
 import json
 import math
@@ -109,8 +112,16 @@ def data(figure: Figure) -> dict:
             "x": [_round(v) for v in figure.x], "ys": ys, "y": y_range}
 
 
-def data_json(figure: Figure) -> str:
-    return json.dumps(data(figure), separators=(",", ":"), allow_nan=False)
+@functools.cache
+def numbers(figure_id: str) -> str:
+    """The figure's numbers as the JSON file the site serves (:func:`data`), computed once."""
+    return json.dumps(data(FIGURES[figure_id]), separators=(",", ":"), allow_nan=False)
+
+
+def version(figure_id: str) -> str:
+    """A digest of the figure's numbers: the ``?v=`` its page asks for them by, so a page never
+    draws another build's numbers (a host may keep an older file for minutes)."""
+    return hashlib.sha256(numbers(figure_id).encode()).hexdigest()[:16]
 
 
 def figure_html(figure: Figure, lang: str) -> str:
@@ -143,7 +154,8 @@ def figure_html(figure: Figure, lang: str) -> str:
                "y": _label(figure.y_label, lang), "log": figure.log_y, "points": figure.points}
     payload = e(json.dumps(options, ensure_ascii=False, separators=(",", ":")))
     return (
-        f'<div class="rl-figure" data-figure="{e(figure.id)}" data-options="{payload}">\n'
+        f'<div class="rl-figure" data-figure="{e(figure.id)}" data-version="{version(figure.id)}" '
+        f'data-options="{payload}">\n'
         f'<p class="rl-figure-caption" id="{base}-caption">{e(figure.caption[lang])}</p>\n'
         f'<div class="rl-figure-controls">{"".join(controls)}</div>\n'
         f'<div class="rl-figure-plot" role="img" aria-labelledby="{base}-caption"></div>\n'

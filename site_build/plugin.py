@@ -126,7 +126,6 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
         self.wheel: tuple[str, bytes] = ("", b"")
         self.pyodide: dict[str, Path] = {}
         self.demo_html = ""
-        self.figures: dict[str, str] = {}
 
     # ---- configuration ---------------------------------------------------------------------
 
@@ -174,7 +173,6 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
         self.wheel = wheel.build([lesson.manifest for lesson in self.lessons.values()])
         self.demo = demo_sample(self.root)
         self.demo_html = demo_widget(self.demo)
-        self.figures = {}  # computed again by the first on_files of this build
         # what the page's scripts read: overrides/main.html writes it into <script id="rl-config">
         # with the page's `base` (the paths resolve against it), js/dom.js siteConfig() parses it
         digest = hashlib.sha256(self.wheel[1]).hexdigest()[:16]  # a new wheel, a new URL
@@ -282,8 +280,9 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
                  source=node / EDITOR_DIST / name)
         _add(files, config, f"{service_worker.WHEELS}/{self.wheel[0]}", content=self.wheel[1])
         # each figure's numbers, fetched when it scrolls into view (js/figure.js)
-        for figure_id, numbers in self._figures().items():
-            _add(files, config, f"assets/figures/{figure_id}.json", content=numbers)
+        for figure_id in figures.FIGURES:
+            _add(files, config, f"assets/figures/{figure_id}.json",
+                 content=figures.numbers(figure_id))
         if self.pyodide:
             for name, source in self.pyodide.items():
                 _add(files, config, f"{service_worker.PYODIDE}/{name}", source=source)
@@ -304,12 +303,6 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
                     _add(files, config, f"{lang}/{dest}", content=text,
                          src_uri=dest.replace(".py", f".{lang}.py"))
         return files
-
-    def _figures(self) -> dict[str, str]:
-        """Every figure's numbers as JSON (site_build.figures), computed once per build."""
-        if not self.figures:
-            self.figures = {i: figures.data_json(f) for i, f in figures.FIGURES.items()}
-        return self.figures
 
     # ---- pages -----------------------------------------------------------------------------
 

@@ -59,8 +59,9 @@ def test_a_figure_loads_on_sight_and_keyboard_moves_redraw_the_references_number
     np.testing.assert_allclose(clipped, _clip_reference(rho, 1.0, 0.2, 0.2, None), rtol=1e-6)
     np.testing.assert_allclose(plain, -rho, rtol=1e-6)
     # only this figure's numbers came, not the other figures'
+    version = page.locator("[data-figure=clip]").get_attribute("data-version")
     assert [u for u in fetched if "/assets/figures/" in u] == [
-        f"{site_url}/assets/figures/clip.json"]
+        f"{site_url}/assets/figures/clip.json?v={version}"]
 
     # ε_high one step up, by keyboard: 0.28, said and drawn
     slider = page.locator("#rl-fig-clip-eps_high")

@@ -15,8 +15,9 @@ The build writes each figure's numbers to ``assets/figures/<id>.json`` (:func:`d
      "ys": [[[y, …] per series] per combination, the controls' indices in row-major order],
      "y": [low, high] or null}         # a y range shared by every combination, or auto
 
-(:func:`numbers`; the page asks for them by their digest, :func:`version`, so it never draws
-another build's), and the page gets the figure's markup (:func:`figure_html`): caption, the
+(:func:`numbers`; the page asks for them by their digest, :func:`version`, so no cache hands it
+an older build's, and js/figure.js refuses numbers whose shape is not its controls'), and the
+page gets the figure's markup (:func:`figure_html`): caption, the
 controls as real ``<input>`` elements (labelled, each value's text as ``aria-valuetext``), and an
 empty plot box. The numbers and the chart library are fetched only when the figure nears the
 viewport (js/figure.js). y values are rounded to 7 significant digits (float32's precision); a
@@ -119,8 +120,9 @@ def numbers(figure_id: str) -> str:
 
 
 def version(figure_id: str) -> str:
-    """A digest of the figure's numbers: the ``?v=`` its page asks for them by, so a page never
-    draws another build's numbers (a host may keep an older file for minutes)."""
+    """A digest of the figure's numbers: the ``?v=`` its page asks for them by, so no browser or
+    host cache hands a page an older build's numbers (a static host ignores the query, so a page
+    left open across a deploy can still get the newer file: js/figure.js checks its shape)."""
     return hashlib.sha256(numbers(figure_id).encode()).hexdigest()[:16]
 
 

@@ -196,3 +196,22 @@ def test_no_wcag_violation_with_every_figure_drawn(chromium, site_url, scheme):
                 found[f"{lang}{chapter}"] = bad
     assert not found, found
     page.context.close()
+
+
+def test_numbers_for_other_controls_are_refused_not_drawn(chromium, site_url):
+    """After a deploy, a host that ignores ?v= can hand an open page another build's numbers:
+    numbers whose shape is not the page's controls fail the figure, with the file named."""
+    page = new_page(chromium)
+    # the same controls, but a build with one dual-clip value fewer
+    other = page.request.get(f"{site_url}/assets/figures/clip.json").json()
+    other["shape"][-1] -= 1
+    other["ys"] = [ys for k, ys in enumerate(other["ys"]) if k % 3 != 2]
+    page.route("**/assets/figures/clip.json*", lambda route: route.fulfill(json=other))
+    page.goto(f"{site_url}/en/ppo/")
+    page.locator("[data-figure=clip]").scroll_into_view_if_needed()
+    page.wait_for_selector("[data-figure=clip][data-state=failed]", timeout=20_000)
+    status = page.locator("[data-figure=clip] .rl-figure-status").text_content()
+    assert "/assets/figures/clip.json: not this page's figure" in status
+    assert page.locator("[data-figure=clip] .uplot").count() == 0
+    assert not page.errors
+    page.context.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validate import as_float_arrays, check_ndim, check_same_shape, number
+from .policy_losses import _sigmoid
 
 __all__ = ["dpo_loss", "ipo_loss", "kto_loss", "orpo_odds_ratio_loss", "robust_dpo_loss",
            "simpo_loss"]
@@ -48,7 +49,7 @@ def dpo_loss(log_p_w, log_p_l, ref_log_p_w, ref_log_p_l, beta: float = 0.1):
     # z = β[(log π(y_w) − log π_ref(y_w)) − (log π(y_l) − log π_ref(y_l))]
     z = beta * ((w - rw) - (lo - rl))
     # −log σ(z) = log(1 + e^{−z})
-    return np.logaddexp(np.zeros((), z.dtype), -z)
+    return -_log_sigmoid(z)
 
 
 def _log_sigmoid(z: np.ndarray) -> np.ndarray:
@@ -309,9 +310,3 @@ def kto_loss(logps, ref_logps, desirable, kl, beta: float = 0.1, desirable_weigh
     # desirable: w_D·(1 − σ(β(r − z₀))) = w_D·σ(β(z₀ − r)); undesirable: w_U·σ(β(r − z₀))
     x = beta * (r - z0)
     return np.where(good, w_d * _sigmoid(-x), w_u * _sigmoid(x)).astype(lp.dtype, copy=False)
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    """σ(x) = 1 / (1 + e^{−x}), without overflow for large |x|."""
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))

@@ -1215,11 +1215,14 @@ def test_lesson_kl_cov_loss_has_verls_gradient_and_no_pull_where_log_rho_is_0(ca
     _, plain = _lesson_grad("beyond/kl_cov_loss", new, old, adv, m, kw["kl_cov_ratio"], 0.0)
     log_ratio = (new - old).astype(np.float64)
     pull = (theirs - plain) * m.sum() / kw["ppo_kl_coef"]
-    chosen = pull != 0
+    # ±1 where chosen, 0 elsewhere up to rounding: `theirs` was computed on another machine,
+    # whose kernels may round the gradients' last bits otherwise than this one's
+    chosen = np.abs(pull) > 0.5
     k = max(1, int(m.sum() * kw["kl_cov_ratio"]))
     unmoved = (log_ratio == 0) & (m != 0)
     assert chosen.sum() <= k and unmoved.any()
     close(pull[chosen], np.sign(log_ratio[chosen]), atol=1e-4)
+    close(pull[~chosen], np.zeros(np.count_nonzero(~chosen)), atol=1e-4)
 
 
 @pytest.mark.parametrize("case", cases("trl", "GRPOTrainer._compute_loss (sapo)"))

@@ -58,7 +58,7 @@ export async function practised(id, version, rating, { create = true, now = new 
   try {
     lib = await import("../ts-fsrs/index.mjs");
   } catch {
-    return stored; // offline before the scheduler was ever fetched: this practice is not scheduled
+    return stored; // offline with no service worker to have kept the scheduler: not scheduled
   }
   const record = reviewed(lib, stored, version, rating, now);
   saveJSON(key, record);

@@ -2,19 +2,23 @@
 //
 // The build writes this file to the site's root as sw.js, with BUILD (a hash of every file the
 // build wrote), RUNTIME (a hash of the Python runtime's files), VERSION (the code's), HASHES
-// (each runtime and code file's), their folders and PRECACHE (what search needs) filled in; a
-// new deploy changes BUILD, so browsers install the new worker.
+// (each runtime and code file's), their folders and PRECACHE (the other files kept at install)
+// filled in; a new deploy changes BUILD, so browsers install the new worker.
 //
 // - The Python runtime (assets/pyodide/, assets/wheels/): cache first, and only files that match
 //   the build's hashes. It is large and only changes with RUNTIME, whose cache outlives deploys
 //   that leave it alone; a new RUNTIME's worker deletes the old one.
 // - The site's code (assets/js/, and the vendor modules it imports), asked for by version
 //   (`?v=VERSION`, site_build/es_modules.py versioned): cache first, and only this build's files
-//   that match its hashes. A version's files outlive the deploys after it (the last KEEP
-//   versions), so a page opened before a deploy goes on starting workers of its own version.
+//   that match its hashes, every module of the version kept at install, so a page visited once
+//   can load the rest offline (a figure's uPlot, the review scheduler). A version's files
+//   outlive the deploys after it (the last KEEP versions), so a page opened before a deploy goes
+//   on starting workers of its own version.
 // - Everything else of this site (pages, CSS, search index): network first, the cached copy
 //   when the network fails, so a page is fresh whenever the network answers. That cache outlives
-//   deploys: a page visited before one is still there offline after it.
+//   deploys: a page visited before one is still there offline after it. What a page asks for
+//   only later (a figure's numbers, uPlot's stylesheet) or where this worker cannot see it
+//   (search's index) is kept at install (PRECACHE).
 // - Other hosts: not touched.
 
 // biome-ignore lint/correctness/noUnusedVariables: its bytes change with every deploy, which makes browsers install the new worker
@@ -36,14 +40,16 @@ const VERSIONS = `${SCOPE}code-versions`; // the versions kept, oldest first (a 
 const LEGACY = /^rl-(site|runtime)-[0-9a-f]{16}$/; // the names before they had the site's path
 
 self.addEventListener("install", (event) => {
-  // search's index and scripts, fetched by its worker where this one cannot see them
-  event.waitUntil(
-    caches
-      .open(SITE_CACHE)
-      .then((cache) => cache.addAll(PRECACHE.map((p) => SCOPE + p)))
-      .catch(() => null) // offline search is a bonus: never block the install on it
-      .then(() => self.skipWaiting()),
-  );
+  // what a page of this version may ask for later (a figure's numbers and uPlot when it scrolls
+  // into view, the review scheduler, ...) or fetches where this worker cannot see it (search's
+  // index and scripts): kept now, so a page visited once works offline in full. Never blocks
+  // the install: what fails is fetched when a page asks for it.
+  const site = caches.open(SITE_CACHE).then((cache) => cache.addAll(PRECACHE.map((p) => SCOPE + p)));
+  const code = Object.keys(HASHES)
+    .map((path) => `${SCOPE}${path}?v=${VERSION}`)
+    .filter((url) => CODE_PATHS.some((p) => url.startsWith(p)))
+    .map((url) => codeFirst(new Request(url)));
+  event.waitUntil(Promise.allSettled([site, ...code]).then(() => self.skipWaiting()));
 });
 
 self.addEventListener("activate", (event) => {

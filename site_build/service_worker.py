@@ -5,8 +5,8 @@ installs a new worker), ``__RUNTIME__`` the Python runtime's files alone (Pyodid
 wheel stay cached across builds that do not change them), ``"__VERSION__"`` is the code version
 (the ``?v=`` of every module's URL), ``{ __HASHES__: "" }`` holds each runtime and code file's
 SHA-256 (the worker caches only files that match), ``["__RUNTIME_FOLDERS__"]`` and
-``["__CODE_FOLDERS__"]`` name their folders, and ``["__PRECACHE__"]`` lists what search needs
-offline (its worker fetches it before the service worker can see the request).
+``["__CODE_FOLDERS__"]`` name their folders, and ``["__PRECACHE__"]`` lists the other files a
+visited page may want offline before it ever asked for them (:func:`precache`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,21 @@ def _tree_digest(folder: Path, skip: Path | None = None) -> str:
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p != skip):
         digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def precache(site: Path) -> list[str]:
+    """What the worker keeps at install besides the code (every module of the version, js/sw.js
+    `install`): what a page asks for only later, or where the worker cannot see it, so that a
+    page visited once works offline in full: search's files (:func:`search_files`), each
+    figure's numbers by the address its page asks for them (js/figure.js), uPlot's stylesheet."""
+    from . import figures
+
+    numbers = [
+        f"assets/figures/{figure_id}.json?v={figures.version(figure_id)}"
+        for figure_id in figures.FIGURES if (site / f"assets/figures/{figure_id}.json").exists()
+    ]
+    styles = [f for f in ("assets/uplot/uPlot.min.css",) if (site / f).exists()]
+    return search_files(site) + numbers + styles
 
 
 def search_files(site: Path) -> list[str]:
@@ -74,5 +89,5 @@ def write(site: Path, template: Path, version: str) -> None:
     text = text.replace('["__CODE_FOLDERS__"]', json.dumps([f"{f}/" for f in CODE_FOLDERS]))
     text = text.replace('"__VERSION__"', json.dumps(version))
     text = text.replace('{ __HASHES__: "" }', json.dumps(hashes(site)))
-    text = text.replace('["__PRECACHE__"]', json.dumps(search_files(site)))
+    text = text.replace('["__PRECACHE__"]', json.dumps(precache(site)))
     sw.write_text(text.replace("__BUILD__", _tree_digest(site, skip=sw)), encoding="utf-8")

@@ -75,6 +75,32 @@ def test_a_visited_page_reloads_runs_and_checks_offline(chromium, site_url):
     page.context.close()
 
 
+def test_what_a_visited_page_loads_only_later_works_offline_too(chromium, site_url):
+    """A page visited once, its figures never scrolled to and its review scheduler never
+    needed: offline, a figure still draws (its numbers, uPlot and its stylesheet) and a drill's
+    miss is still scheduled for review (ts-fsrs). The service worker kept them at install."""
+    page = new_page(chromium, f"{site_url}/en/ppo/", service_workers="allow")
+    _controlled(page)
+    figure = page.locator("[data-figure='clip']")
+    assert figure.get_attribute("data-state") == "idle"  # never fetched online
+    page.context.set_offline(True)
+    figure.scroll_into_view_if_needed()
+    wait_until(page, "el => el.dataset.state !== 'loading' && el.dataset.state !== 'idle'",
+               figure.element_handle(), timeout=TIMEOUT, what="the clip figure loaded offline")
+    assert figure.get_attribute("data-state") == "drawn", figure.inner_text()
+    assert figure.locator(".uplot").count() == 1
+    # uPlot's stylesheet applies: its legend is a table laid out by that stylesheet
+    assert page.evaluate("[...document.styleSheets].some((s) => s.href?.includes('uPlot.min.css')"
+                         " && s.cssRules.length > 0)")
+    # a drill checked with a slot left empty: a miss, so the exercise becomes a review item
+    drill = page.locator(f"[data-drill='{STEM}']")
+    drill.locator("[data-action='check']").click()
+    wait_until(page, "k => localStorage.getItem(k) !== null", f"rl-ops/review/{STEM}",
+               timeout=TIMEOUT, what="the drill's miss scheduled for review offline")
+    assert not page.errors and not page.foreign, (page.errors, page.foreign)
+    page.context.close()
+
+
 def _updated(page) -> None:
     """Ask the browser for the site's service worker again, and wait until a new one controls
     the page (a deploy changes sw.js's bytes)."""

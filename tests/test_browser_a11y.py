@@ -1,13 +1,15 @@
 """Accessibility in Chromium, checked by axe-core (npm `axe-core`, injected into the page): no
 WCAG 2.1 A or AA violation on any page, in both languages, light and dark, and in the states a
 learner creates: after Run, after a failed Check, with a drill checked, in Edit mode, with the
-demo drawn."""
+demo and every figure drawn."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+
+from site_build.figures import FIGURES
 
 from .browser import PAGES, describe, new_page, wait_until
 from .conftest import LESSONS
@@ -49,16 +51,22 @@ def test_every_page_has_no_wcag_violation_in_either_language(chromium, site_url,
     """Every WCAG 2.1 A/AA rule in the light scheme; in the dark one, the rules that colours
     decide (the rest see the same page)."""
     page = new_page(chromium, color_scheme=scheme)
-    found = {}
+    found, drawn = {}, 0
     for lang in ("", "en/"):
         for path in PAGES:
             page.goto(f"{site_url}/{lang}{path}")
             page.wait_for_load_state("networkidle")  # the demo's charts are drawn by now
             if path == "s21/demo/":
                 assert page.locator("[data-demo] .uplot").count() == 8
+            for figure in page.locator("[data-figure]").all():  # drawn as a reader sees them
+                figure.scroll_into_view_if_needed()
+                wait_until(page, "el => el.dataset.state === 'drawn'", figure.element_handle(),
+                           what=f"{lang}{path}: figure {figure.get_attribute('data-figure')} drawn")
+            drawn += page.locator("[data-figure] .uplot").count()
             if bad := violations(page, rules):
                 found[f"{lang}{path}"] = bad
     assert not found, found
+    assert drawn == 2 * len(FIGURES)  # each figure, in both languages
     page.context.close()
 
 

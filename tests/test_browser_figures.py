@@ -1,7 +1,7 @@
 """Figures a reader can move, in Chromium (js/figure.js): nothing of a figure is fetched before
 the reader nears it; moving a control by keyboard redraws it, and what is drawn equals the
 rl_ops_numpy references computed here, in both languages; offline it says so and draws once the
-network is back; no WCAG violation with every figure drawn, light or dark."""
+network is back (test_browser_a11y checks every page with every figure drawn)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from .browser import new_page, wait_until
-from .test_browser_a11y import COLOUR_RULES, WCAG, violations
 
 FIGURE_FILES = ("/assets/figures/", "/assets/js/plot.js", "/assets/uplot/")
 
@@ -179,22 +178,6 @@ def test_a_figure_seen_once_draws_offline_on_a_later_visit(chromium, site_url):
     rho, (clipped, _) = _drawn(page, "clip")
     np.testing.assert_allclose(clipped, _clip_reference(rho, 1.0, 0.2, 0.2, None), rtol=1e-6)
     assert not page.errors
-    page.context.close()
-
-
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_no_wcag_violation_with_every_figure_drawn(chromium, site_url, scheme):
-    page = new_page(chromium, color_scheme=scheme)
-    found = {}
-    for lang in ("", "en/"):
-        for chapter, figures in (("ppo", ("gae", "clip", "kl")),
-                                 ("grpo", ("group", "aggregation")), ("beyond", ("rollout",))):
-            page.goto(f"{site_url}/{lang}{chapter}/")
-            for figure_id in figures:
-                _show(page, figure_id)
-            if bad := violations(page, COLOUR_RULES if scheme == "dark" else WCAG):
-                found[f"{lang}{chapter}"] = bad
-    assert not found, found
     page.context.close()
 
 

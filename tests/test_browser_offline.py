@@ -89,7 +89,7 @@ def test_what_a_visited_page_loads_only_later_works_offline_too(chromium, site_u
                figure.element_handle(), timeout=TIMEOUT, what="the clip figure loaded offline")
     assert figure.get_attribute("data-state") == "drawn", figure.inner_text()
     assert figure.locator(".uplot").count() == 1
-    # uPlot's stylesheet applies: its legend is a table laid out by that stylesheet
+    # uPlot's stylesheet came too: the page holds its rules
     assert page.evaluate("[...document.styleSheets].some((s) => s.href?.includes('uPlot.min.css')"
                          " && s.cssRules.length > 0)")
     # a drill checked with a slot left empty: a miss, so the exercise becomes a review item

@@ -9,9 +9,13 @@ const config = siteConfig();
 if ("serviceWorker" in navigator && window.isSecureContext && config.base) {
   const base = new URL(config.base, location.href);
   const controlled = Boolean(navigator.serviceWorker.controller);
-  navigator.serviceWorker.register(new URL("sw.js", base)).catch(() => {
-    /* no offline copy (private mode, disabled storage): the site works as before */
-  });
+  const register = () =>
+    navigator.serviceWorker.register(new URL("sw.js", base)).catch(() => {
+      /* no offline copy (private mode, disabled storage): the site works as before */
+    });
+  // once the page has loaded: what the worker keeps at install never competes with the page's own
+  if (document.readyState === "complete") register();
+  else window.addEventListener("load", register, { once: true });
   if (!controlled) {
     navigator.serviceWorker.ready.then((registration) => {
       const urls = [location.href, ...performance.getEntriesByType("resource").map((e) => e.name)];

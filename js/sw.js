@@ -44,12 +44,12 @@ self.addEventListener("install", (event) => {
   // into view, the review scheduler, ...) or fetches where this worker cannot see it (search's
   // index and scripts): kept now, so a page visited once works offline in full. Never blocks
   // the install: what fails is fetched when a page asks for it.
-  const site = caches.open(SITE_CACHE).then((cache) => cache.addAll(PRECACHE.map((p) => SCOPE + p)));
+  const site = PRECACHE.map((p) => caches.open(SITE_CACHE).then((cache) => cache.add(SCOPE + p)));
   const code = Object.keys(HASHES)
     .map((path) => `${SCOPE}${path}?v=${VERSION}`)
     .filter((url) => CODE_PATHS.some((p) => url.startsWith(p)))
     .map((url) => codeFirst(new Request(url)));
-  event.waitUntil(Promise.allSettled([site, ...code]).then(() => self.skipWaiting()));
+  event.waitUntil(Promise.allSettled([...site, ...code]).then(() => self.skipWaiting()));
 });
 
 self.addEventListener("activate", (event) => {

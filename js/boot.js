@@ -22,13 +22,24 @@ const SITE_PACKAGES = "/lib/python3.12/site-packages";
 // the extension modules the warm-up imports (a module imported later loads the usual way);
 // making an image checks that the warm-up loaded exactly these
 const LIBS = [
-  "numpy/_core/_multiarray_umath.cpython-312-wasm32-emscripten.so",
-  "numpy/_core/_multiarray_tests.cpython-312-wasm32-emscripten.so",
-  "numpy/linalg/_umath_linalg.cpython-312-wasm32-emscripten.so",
-];
-// what every interpreter has imported before any job: numpy, the torch layer, the checker, the demo
+  "numpy/_core/_multiarray_umath",
+  "numpy/_core/_multiarray_tests",
+  "numpy/linalg/_umath_linalg",
+  // numpy.random (a fresh interpreter seeds it; the torch layer and Check draw from it)
+  "numpy/random/_common",
+  "numpy/random/bit_generator",
+  "numpy/random/_bounded_integers",
+  "numpy/random/_mt19937",
+  "numpy/random/_pcg64",
+  "numpy/random/_philox",
+  "numpy/random/_sfc64",
+  "numpy/random/_generator",
+  "numpy/random/mtrand",
+].map((module) => `${module}.cpython-312-wasm32-emscripten.so`);
+// what every interpreter has imported before any job: numpy (numpy.random too: numpy 2 imports it
+// only when first used), the torch layer, the checker, the demo
 const WARM =
-  "import numpy\nfrom browser_runtime import install_torch\ninstall_torch()\nimport browser_runtime.check, rl_ops_numpy.demo";
+  "import numpy, numpy.random\nfrom browser_runtime import install_torch\ninstall_torch()\nimport browser_runtime.check, rl_ops_numpy.demo";
 
 /** The files of `wheels` (ArrayBuffers), as [path under site-packages, bytes]; tests left out. */
 function unpack(wheels) {

@@ -234,6 +234,16 @@ def test_every_run_is_in_a_fresh_interpreter_in_a_fresh_worker(page):
     assert cell(page, A).locator("input[data-blank]").first.is_visible()
 
 
+def test_each_interpreter_seeds_random_and_numpy_anew_as_a_new_process_would(page):
+    """Every interpreter starts from one boot image, a snapshot of one interpreter's memory; its
+    generators are seeded afresh (js/boot.js fromImage), so two runs do not draw the same
+    numbers, as two Python processes would not."""
+    code = "import random, numpy\nprint(random.random(), numpy.random.random())\n"
+    first, second = run(page, A, code), run(page, A, code)
+    assert first.split()[0] != second.split()[0], (first, second)
+    assert first.split()[1] != second.split()[1], (first, second)
+
+
 # ---- 3. background tasks end with their job ----------------------------------------------------
 
 

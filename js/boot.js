@@ -16,8 +16,6 @@
 // image = {snapshot: Uint8Array, main: WebAssembly.Module, libs: [[path, WebAssembly.Module]],
 //          files: [[path, Uint8Array]], handles: {handle: path}}
 
-import { unzipSync } from "../fflate/browser.js";
-
 const SITE_PACKAGES = "/lib/python3.12/site-packages";
 // the extension modules the warm-up imports (a module imported later loads the usual way);
 // making an image checks that the warm-up loaded exactly these
@@ -41,8 +39,10 @@ const LIBS = [
 const WARM =
   "import numpy, numpy.random\nfrom browser_runtime import install_torch\ninstall_torch()\nimport browser_runtime.check, rl_ops_numpy.demo";
 
-/** The files of `wheels` (ArrayBuffers), as [path under site-packages, bytes]; tests left out. */
-function unpack(wheels) {
+/** The files of `wheels` (ArrayBuffers), as [path under site-packages, bytes]; tests left out.
+ * fflate is imported here, not with this module: a worker started from the image never needs it. */
+async function unpack(wheels) {
+  const { unzipSync } = await import("../fflate/browser.js");
   const keep = (file) => !file.name.endsWith("/") && !file.name.includes("/tests/");
   return wheels.flatMap((w) => Object.entries(unzipSync(new Uint8Array(w), { filter: keep })));
 }
@@ -94,7 +94,7 @@ async function loader({ indexURL, pyodideVersion }, parts) {
 /** What every boot starts from besides the snapshot: {main, files, libs} from the compiled
  * pyodide.asm.wasm and the wheels (numpy's and ours). */
 export async function parts(main, wheels) {
-  const files = unpack(wheels);
+  const files = await unpack(wheels);
   return { main, files, libs: await compileLibs(files) };
 }
 

@@ -256,19 +256,12 @@ def runner(b, url: str) -> bool:
     return all(ok for _, ok in targets)
 
 
-# a module's static imports of its siblings: `import … from "./x.js";` at the start of a line
-STATIC_IMPORT = re.compile(r"""^import\b[^;()]*?\bfrom\s*"\./([\w.-]+\.js)";""", re.M)
-
-
 def drill(b, url: str) -> bool:
+    from site_build.es_modules import closure
+
     # drill.js and every module it imports statically (what a page with a drill fetches for it:
     # what it imports with import() comes only when a check needs it), and its CSS
-    modules, todo = [], ["drill.js"]
-    while todo:
-        name = todo.pop()
-        if name not in modules:
-            modules.append(name)
-            todo += STATIC_IMPORT.findall((ROOT / "js" / name).read_text(encoding="utf-8"))
+    modules = closure(ROOT / "js", ["drill.js"], dynamic=False)
     css = (ROOT / "overrides/assets/stylesheets/site.css").read_text(encoding="utf-8")
     drill_css = css[css.index("/* ---- the MLM drill"):css.index("/* ---- the demo")].encode()
     files = [(ROOT / "js" / m).read_bytes() for m in modules] + [drill_css]

@@ -14,9 +14,10 @@ import re
 from pathlib import Path
 
 # import x from "…"; import {a} from "…"; import "…"; export {a} from "…"; export * from "…";
-# import("…") — the string of each, in files a package's build wrote (no comments hold these)
+# import("…") — the string of each (group 3; group 1 is the parenthesis of import()), in files a
+# package's build wrote (no comments hold these)
 _SPECIFIER = re.compile(
-    r"""(?:\bimport|\bexport)\s*(?:[\w*{}\s,$]*?\bfrom\s*)?\(?\s*(["'])([^"'\n]+)\1"""
+    r"""(?:\bimport|\bexport)\s*(?:[\w*{}\s,$]*?\bfrom\s*)?(\()?\s*(["'])([^"'\n]+)\2"""
 )
 
 
@@ -24,15 +25,18 @@ class ModuleError(ValueError):
     """An import the site cannot serve as a file."""
 
 
-def imports(path: Path) -> list[str]:
-    """The specifiers ``path`` imports or re-exports, in order."""
-    return [m.group(2) for m in _SPECIFIER.finditer(path.read_text(encoding="utf-8"))]
+def imports(path: Path, dynamic: bool = True) -> list[str]:
+    """The specifiers ``path`` imports or re-exports, in order; ``dynamic=False``: without those
+    of ``import()`` (what loading the module fetches at once)."""
+    return [m.group(3) for m in _SPECIFIER.finditer(path.read_text(encoding="utf-8"))
+            if dynamic or not m.group(1)]
 
 
-def closure(root: Path, entries: list[str]) -> list[str]:
+def closure(root: Path, entries: list[str], dynamic: bool = True) -> list[str]:
     """Every file under ``root`` that ``entries`` (paths relative to it) reach, sorted.
 
-    CSS entries are taken as they are; a JS module's relative imports are followed.
+    CSS entries are taken as they are; a JS module's relative imports are followed (with
+    ``dynamic=False``, only its static ones: what a page that loads ``entries`` fetches at once).
     """
     root = root.resolve()
     seen: set[str] = set()
@@ -47,7 +51,7 @@ def closure(root: Path, entries: list[str]) -> list[str]:
         seen.add(name)
         if not name.endswith(".js"):
             continue
-        for spec in imports(path):
+        for spec in imports(path, dynamic):
             if not spec.startswith(("./", "../")):
                 raise ModuleError(f"{path}: imports {spec!r}, which a browser cannot fetch "
                                   "without a bundler")
@@ -78,7 +82,7 @@ def versioned(text: str, version: str) -> str:
     open page's modules across a deploy (js/sw.js)."""
 
     def ask(match: re.Match) -> str:
-        spec, whole, at = match.group(2), match.group(0), match.start(2) - match.start(0)
+        spec, whole, at = match.group(3), match.group(0), match.start(3) - match.start(0)
         if not spec.startswith(("./", "../")) or "?" in spec:
             return whole
         return whole[:at] + f"{spec}?v={version}" + whole[at + len(spec):]

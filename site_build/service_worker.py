@@ -43,8 +43,8 @@ def precache(site: Path) -> list[str]:
         f"assets/figures/{figure_id}.json?v={figures.version(figure_id)}"
         for figure_id in figures.FIGURES if (site / f"assets/figures/{figure_id}.json").exists()
     ]
-    styles = [f for f in ("assets/uplot/uPlot.min.css",) if (site / f).exists()]
-    return search_files(site) + numbers + styles
+    style = "assets/uplot/uPlot.min.css"
+    return search_files(site) + numbers + ([style] if (site / style).exists() else [])
 
 
 def search_files(site: Path) -> list[str]:

@@ -1,7 +1,8 @@
 """Figures a reader can move, in Chromium (js/figure.js): nothing of a figure is fetched before
 the reader nears it; moving a control by keyboard redraws it, and what is drawn equals the
 rl_ops_numpy references computed here, in both languages; offline it says so and draws once the
-network is back (test_browser_a11y checks every page with every figure drawn)."""
+network is back (a page visited once draws its figures offline: test_browser_offline; every
+page is checked for WCAG violations with every figure drawn: test_browser_a11y)."""
 
 from __future__ import annotations
 
@@ -163,20 +164,6 @@ def test_an_offline_figure_says_so_and_draws_once_the_network_is_back(chromium, 
     np.testing.assert_allclose(g1, np.ones_like(x), rtol=1e-6)
     np.testing.assert_allclose(g2, x, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(g3, 1 - np.exp(-x), rtol=1e-6, atol=1e-7)
-    assert not page.errors
-    page.context.close()
-
-
-def test_a_figure_seen_once_draws_offline_on_a_later_visit(chromium, site_url):
-    page = new_page(chromium, f"{site_url}/ppo/", service_workers="allow")
-    wait_until(page, "navigator.serviceWorker.controller !== null", timeout=30_000,
-               what="the service worker controls the page")
-    _show(page, "clip")
-    page.context.set_offline(True)
-    page.reload()
-    _show(page, "clip")
-    rho, (clipped, _) = _drawn(page, "clip")
-    np.testing.assert_allclose(clipped, _clip_reference(rho, 1.0, 0.2, 0.2, None), rtol=1e-6)
     assert not page.errors
     page.context.close()
 

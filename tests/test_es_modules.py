@@ -30,6 +30,7 @@ var notAnImport = "import it";
 """
     found = imports(_package(tmp_path, {"m.js": text}) / "m.js")
     assert found == ["./one.js", "./two.js", "./three.js", "../four.js", "./five.js", "./six.js"]
+    assert imports(tmp_path / "m.js", dynamic=False) == found[:-1]  # import() left out
 
 
 def test_closure_follows_relative_imports_and_leaves_out_the_rest(tmp_path):
@@ -42,6 +43,10 @@ def test_closure_follows_relative_imports_and_leaves_out_the_rest(tmp_path):
     })
     assert closure(root, ["index.js", "style.css"]) == [
         "chunk-a.js", "index.js", "style.css", "sub/b.js"]
+    lazy = _package(tmp_path / "lazy", {"a.js": 'import "./b.js";\nimport("./c.js");\n',
+                                        "b.js": "", "c.js": ""})
+    assert closure(lazy, ["a.js"]) == ["a.js", "b.js", "c.js"]
+    assert closure(lazy, ["a.js"], dynamic=False) == ["a.js", "b.js"]
 
 
 def test_a_bare_import_or_a_missing_file_is_an_error_that_names_the_file(tmp_path):

@@ -231,18 +231,21 @@ export class PythonRuntime {
   /** A worker for the next job: true when a new one was started for it. */
   _spawn() {
     if (this.worker) return false;
-    this.worker = new Worker(workerURL, { type: "module" });
+    const worker = new Worker(workerURL, { type: "module" });
+    this.worker = worker;
     this.workers++;
     this.loaded = false;
     const channel = new MessageChannel();
     this.port = channel.port1;
     this.port.onmessage = (event) => this._receive(event.data);
-    // anything posted on the worker itself comes from Python code, not the worker: ignored
-    this.worker.onerror = (event) => {
+    // anything posted on the worker itself comes from Python code, not the worker: ignored.
+    // An uncaught error reaches here only while the worker's Python starts (js/worker.js cancels
+    // the later ones, a learner's JS callbacks'): worker.js or Pyodide failed to start. A worker
+    // already ended can still report one (ended mid-write by a time limit, its Pyodide finds the
+    // GIL released where the code was cut off), and only after the page has moved on: not ours
+    worker.onerror = (event) => {
       event.preventDefault?.();
-      // once Python is up, an uncaught error comes from a JS callback the learner's code set up
-      // (`js.setTimeout(print, 1)`): theirs, not a failure to start; their worker ends with the job
-      if (this.loaded) return;
+      if (worker !== this.worker) return;
       this._replace("failed", {
         kind: "load",
         what: "worker.js",

@@ -403,6 +403,15 @@ async function handle(msg) {
   send({ id: msg.id, type: "done", outcome, restart });
 }
 
+// Once Python is up, an uncaught error comes from a JS callback the learner's code set up
+// (`js.setTimeout(print, 1)`): theirs, and their worker ends with the job; cancelled here, it never
+// reaches the page, which takes any error it does get for a failure to start (js/python.js). Only
+// this worker knows which it is: its error events and its port's messages reach the page in either
+// order.
+self.addEventListener("error", (event) => {
+  if (pyodide) event.preventDefault();
+});
+
 let queue = Promise.resolve();
 self.addEventListener("message", (event) => {
   if (port || event.data?.type !== "init") return;

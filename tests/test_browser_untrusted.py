@@ -539,6 +539,25 @@ def test_a_tampered_ratio_in_the_address_is_ignored(chromium, site_url):
     page.context.close()
 
 
+def test_an_error_a_learners_js_callback_raises_never_reaches_the_page_as_the_workers(page):
+    """A microtask the learner's code queued runs before the worker says the job is done: its
+    error is the learner's (js/worker.js cancels it), never the page's "could not load worker.js"
+    (the page takes every error its current worker reports for a failure to start)."""
+    run(page, A, "print('a spare is started for the next run')\n")
+    page.evaluate("""async () => {
+        const src = document.querySelector('script[src*="runner.js"]').src;
+        const rt = (await import(new URL('python.js' + new URL(src).search, src))).runtime();
+        window.__workerErrors = [];
+        rt.worker.addEventListener('error', (e) => window.__workerErrors.push(e.message));
+    }""")
+    code = ("import js\nfrom pyodide.ffi import create_proxy\n"
+            "for _ in range(3):\n    js.queueMicrotask(create_proxy(lambda: 1 / 0))\n"
+            "print('queued')\n")
+    assert run(page, A, code).strip() == "queued"
+    assert run(page, A, "print('next')\n").strip() == "next"
+    assert page.evaluate("window.__workerErrors") == []
+
+
 def test_the_first_run_of_a_page_reaches_the_workers_own_globals(fresh):
     """The first run is in the interpreter that made the boot image, whose `js` was the proxy a
     snapshot needs; native methods called through it threw "Illegal invocation"."""

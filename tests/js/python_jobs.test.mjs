@@ -459,18 +459,38 @@ describe("PythonRuntime", () => {
     assert.equal((await ended(job, "failed")).failure.kind, "load");
   });
 
-  test("an uncaught error in the worker fails the job while Python starts, and is the learner's after", async () => {
-    const error = { message: "boom", preventDefault() {} };
+  test("an uncaught error of the job's worker is a failure to start worker.js", async () => {
+    // js/worker.js cancels the errors its Python's callbacks raise: any that reaches the page is one
     const { job, worker } = await submitted("1");
-    worker.onerror(error); // worker.js itself failed to start
-    assert.equal((await ended(job, "failed")).failure.what, "worker.js");
-    const { job: second, worker: other, msg } = await submitted("js.setTimeout(print, 1)");
-    other.send({ type: "progress", ready: true });
-    other.send({ id: msg.id, type: "started" });
+    worker.onerror({ message: "boom", preventDefault() {} });
+    const outcome = await ended(job, "failed");
+    assert.equal(outcome.failure.what, "worker.js");
+    assert.equal(outcome.failure.message, "boom");
+  });
+
+  test("an uncaught error of a worker already ended fails no later job", async () => {
+    // CI at f967c2e: a worker a time limit ended mid-write reported Pyodide's NoGilError seconds
+    // later, while the next Run's worker started, and that Run failed as "Could not load worker.js"
+    const { rt, job, worker, msg } = await submitted("while True: print('y')", { limits: { limitMs: 1000 } });
+    worker.send({ id: msg.id, type: "ack" });
+    worker.send({ type: "progress", ready: true });
+    worker.send({ id: msg.id, type: "started" });
     await settle();
-    other.onerror(error); // a JS callback the learner's code set up threw
-    other.send({ id: msg.id, type: "done", outcome: { ok: true } });
-    await ended(second, "done");
+    rt.stop(job, { timedOut: true }); // not isolated: the worker ends with the job
+    await ended(job, "timed-out");
+    assert.equal(worker.terminated, true);
+    const next = run(rt, "print('after')");
+    const { worker: fresh, msg: nextMsg } = await sent();
+    assert.notEqual(fresh, worker);
+    worker.onerror({ message: "Uncaught NoGilError", preventDefault() {} }); // before `fresh` is up
+    await settle();
+    assert.equal(next.state, "queued");
+    assert.equal(fresh.terminated, false);
+    fresh.send({ id: nextMsg.id, type: "ack" });
+    fresh.send({ type: "progress", ready: true });
+    fresh.send({ id: nextMsg.id, type: "started" });
+    fresh.send({ id: nextMsg.id, type: "done", outcome: { ok: true } });
+    await ended(next, "done");
   });
 
   test("messages of a job that is over are ignored", async () => {

@@ -109,7 +109,7 @@ def load(pin: Pin, wheel: Path) -> dict[str, Any]:
     rw = Source(pin, wheel, "trl/trainer/reward_trainer.py")
     reward = rw.statements("RewardTrainer.compute_loss", 'if "margin" in inputs:',
                            "if self.args.center_rewards_coefficient is not None:")
-    return {"ut": ut, "gr": gr, "utils": utils, "compute_loss": grpo["_compute_loss"],
+    return {"ut": ut, "gr": gr, "dp": dp, "utils": utils, "compute_loss": grpo["_compute_loss"],
             "grpo_adv": grpo_adv, "rloo_adv": rloo_adv, "dpo": dpo, "reward": reward}
 
 
@@ -363,6 +363,8 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
     # ---- after DPO: IPO and robust DPO (DPOTrainer), SimPO (CPOTrainer), ORPO, KTO -----------
     _dpo_family(v, pin, wheel, lib)
+    # ---- every other loss_type of the DPO trainer's loop ----------------------------------------
+    _dpo_loss_types(v, lib)
 
     # ---- the defaults the docstrings state ------------------------------------------------------
     grpo = Source(pin, wheel, "trl/trainer/grpo_config.py")
@@ -376,7 +378,16 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.defaults.update(dataclass_fields(rloo, "RLOOConfig", "beta", "epsilon",
                                        "normalize_advantages"))
     dpo = Source(pin, wheel, "trl/trainer/dpo_config.py")
-    v.defaults.update(dataclass_fields(dpo, "DPOConfig", "beta", "loss_type", "label_smoothing"))
+    v.defaults.update(dataclass_fields(dpo, "DPOConfig", "beta", "loss_type", "label_smoothing",
+                                       "discopop_tau"))
+    # the loss types the DPO trainer's loop knows: every string it compares loss_type with
+    dp = lib["dp"]
+    loop = dp.node("DPOTrainer._compute_loss")
+    dpo_types = {c.value for node in ast.walk(loop) if isinstance(node, ast.Compare)
+                 and ast.unparse(node.left) == "loss_type"
+                 for e in node.comparators for c in ast.walk(e) if isinstance(c, ast.Constant)}
+    v.defaults["DPOTrainer._compute_loss loss types"] = {
+        "value": sorted(dpo_types), "module": dp.module_path, "line": loop.lineno}
     cpo = Source(pin, wheel, "trl/experimental/cpo/cpo_config.py")
     v.defaults.update(dataclass_fields(cpo, "CPOConfig", "beta", "loss_type", "cpo_alpha",
                                        "simpo_gamma", "label_smoothing"))
@@ -788,3 +799,63 @@ def _dpo_family(v: Vectors, pin: Pin, wheel: Path, lib: dict[str, Any]) -> None:
                    f"{dtype} drift={drift} beta={beta} weights={w_d},{w_u}",
                    {"beta": beta, "desirable_weight": w_d, "undesirable_weight": w_u},
                    dict(inputs), run)
+
+
+# TRL's DPO loss types beside sigmoid, ipo and robust (above), each with the settings its cases
+# run: (label, loss_type, kwargs of the stand-in self and of the case)
+_DPO_LOSS_TYPE_SETTINGS = [
+    *[(f"beta={b}", t, {"beta": b}) for t in ("hinge", "nca_pair", "bco_pair", "sppo_hard",
+                                              "apo_zero", "apo_down") for b in (0.1, 0.5)],
+    *[(f"beta={b} eps={e}", "exo_pair", {"beta": b, "label_smoothing": e})
+      for b in (0.1, 0.5) for e in (1e-3, 0.1)],
+    *[(f"beta={b} eps={e}", t, {"beta": b, "label_smoothing": e})
+      for t in ("aot", "aot_unpaired") for b in (0.1, 0.5) for e in (0.0, 0.1)],
+    *[(f"beta={b} tau={tau}", "discopop", {"beta": b, "discopop_tau": tau})
+      for b in (0.1, 0.5) for tau in (0.05, 0.5)],
+    *[(f"beta={b}", "sigmoid_norm", {"beta": b}) for b in (0.1, 0.5)],
+    ("beta=0.1", "sft", {"beta": 0.1}),
+]
+
+
+def _dpo_loss_types(v: Vectors, lib: dict[str, Any]) -> None:
+    """Every other loss_type of the DPO trainer's loop (hinge, exo_pair, nca_pair, bco_pair,
+    sppo_hard, aot, aot_unpaired, apo_zero, apo_down, discopop, sigmoid_norm, sft), one operator
+    each, run by the same statements as sigmoid, ipo and robust on the same kind of inputs."""
+    names = ("chosen_logps", "rejected_logps", "ref_chosen_logps", "ref_rejected_logps")
+    T = 40  # the longest completion
+    for loss_type in dict.fromkeys(t for _, t, _ in _DPO_LOSS_TYPE_SETTINGS):
+        v.operator(f"DPOTrainer._compute_loss ({loss_type})", lib["dpo"][1],
+                   f"the DPO trainer's loss statements with loss_type ['{loss_type}'], "
+                   "f_divergence_type 'reverse_kl', use_weighting False; completion_mask "
+                   "[chosen rows; rejected rows] holds each response's length"
+                   + ("; per_token_logps and shift_completion_mask [2N, T] are the chosen "
+                      "then rejected rows' token log-probs and mask" if loss_type == "sft"
+                      else "") + "; outputs: loss")
+    for dtype, dt, rng, (label, loss_type, kw) in seeded(3300, _DPO_LOSS_TYPE_SETTINGS):
+        lp = sequence_logps(rng, names, dt)
+        lp["chosen_logps"][0] += 200  # a margin far above 0
+        lp["rejected_logps"][1] += 200  # and one far below (DiscoPOP's e^{−βΔ} overflows)
+        lengths = {"chosen_lengths": rng.integers(1, T, 8), "rejected_lengths":
+                   rng.integers(1, T, 8)}
+        rows = np.concatenate([lengths["chosen_lengths"], lengths["rejected_lengths"]])
+        completion_mask = (np.arange(T)[None, :] < rows[:, None]).astype(np.int64)
+        inputs = {**lp, **lengths}
+        extra: dict[str, Any] = {}
+        if loss_type == "sft":
+            token_logps = (-np.abs(grid(rng, (16, T), 1.0, dt))).astype(dt)
+            inputs = {"per_token_logps": token_logps, "completion_mask": completion_mask}
+            extra = {"per_token_logps": tensor(token_logps),
+                     "shift_completion_mask": torch.from_numpy(completion_mask)}
+
+        def run(lp=lp, loss_type=loss_type, kw=kw, mask=completion_mask, extra=extra):
+            me = types.SimpleNamespace(
+                f_divergence_type="reverse_kl", beta=kw["beta"], loss_types=[loss_type],
+                loss_weights=[1.0], use_weighting=False,
+                label_smoothing=kw.get("label_smoothing", 0.0),
+                args=types.SimpleNamespace(discopop_tau=kw.get("discopop_tau", 0.05)))
+            ns = _run(lib["dpo"], self=me, device="cpu", completion_mask=torch.from_numpy(mask),
+                      **{k: tensor(x) for k, x in lp.items()}, **extra)
+            return {"loss": ns["loss"]}
+
+        v.case(f"DPOTrainer._compute_loss ({loss_type})", f"{dtype} {label}",
+               {**kw, "loss_type": [loss_type]}, inputs, run)

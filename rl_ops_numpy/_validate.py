@@ -124,7 +124,7 @@ def number(name: str, x: object, *, low: float = -math.inf, high: float = math.i
     low_ok = value > low if above else value >= low
     if not (math.isfinite(value) and low_ok and value <= high):
         if high < math.inf:
-            want = f"in [{low:g}, {high:g}]"
+            want = f"in {'(' if above else '['}{low:g}, {high:g}]"
         elif low > -math.inf:
             want = f"a finite number {'>' if above else '>='} {low:g}"
         else:

@@ -1,5 +1,5 @@
 r"""Direct Preference Optimization (DPO) and the losses after it: IPO, robust DPO, SimPO, ORPO's
-odds ratio and KTO.
+odds ratio, KTO, APO, and every other loss type of TRL's DPO trainer (:func:`preference_loss`).
 
 Every function takes sequence log-probs, ``[N]`` floats (one per response: the sum of its token
 log-probs, or their mean where the loss says so), and returns the loss of each example, shaped
@@ -14,8 +14,8 @@ import numpy as np
 from ._validate import as_float_arrays, check_ndim, check_same_shape, number
 from .policy_losses import _sigmoid
 
-__all__ = ["dpo_loss", "ipo_loss", "kto_loss", "orpo_odds_ratio_loss", "robust_dpo_loss",
-           "simpo_loss"]
+__all__ = ["APO_ANCHORS", "PREFERENCE_LOSS_TYPES", "apo_loss", "dpo_loss", "ipo_loss", "kto_loss",
+           "orpo_odds_ratio_loss", "preference_loss", "robust_dpo_loss", "simpo_loss"]
 
 
 def dpo_loss(log_p_w, log_p_l, ref_log_p_w, ref_log_p_l, beta: float = 0.1):
@@ -310,3 +310,184 @@ def kto_loss(logps, ref_logps, desirable, kl, beta: float = 0.1, desirable_weigh
     # desirable: w_D·(1 − σ(β(r − z₀))) = w_D·σ(β(z₀ − r)); undesirable: w_U·σ(β(r − z₀))
     x = beta * (r - z0)
     return np.where(good, w_d * _sigmoid(-x), w_u * _sigmoid(x)).astype(lp.dtype, copy=False)
+
+
+APO_ANCHORS = ("zero", "down")
+
+
+def apo_loss(chosen_logps, rejected_logps, ref_chosen_logps, ref_rejected_logps,
+             beta: float = 0.1, anchor: str = "zero"):
+    r"""Per-pair APO loss (D'Oosterlinck et al. 2024): each side's log-ratio anchored, not only
+    their difference.
+
+    $$r_w = \log\pi_\theta(y_w) - \log\pi_{\text{ref}}(y_w),\qquad
+      r_l = \log\pi_\theta(y_l) - \log\pi_{\text{ref}}(y_l)$$
+    $$\text{zero:}\ \ \mathcal{L} = \big(1 - \sigma(\beta r_w)\big) + \sigma(\beta r_l),\qquad
+      \text{down:}\ \ \mathcal{L} = \sigma(\beta r_w) + \big(1 - \sigma(\beta(r_w - r_l))\big)$$
+
+    DPO's loss sees only the margin $r_w - r_l$: a pair whose chosen and rejected log-probs both
+    fall, the rejected one faster, gains as much as one whose chosen log-prob rises. APO says
+    which way each side must go. "zero" (the chosen answers are better than the policy's own)
+    pushes $r_w$ up and $r_l$ down, each from 0, the reference: at a fixed margin its loss is
+    least where $r_w = -r_l$. "down" (the policy is already better than the chosen answers)
+    pushes the margin up and $r_w$ down: at the reference its whole pull is on the rejected
+    answer ($\partial\mathcal{L}/\partial r_w = \beta/4 - \beta/4 = 0$), and as the margin is won
+    it lowers the chosen answer too, so both fall, the rejected one further. Each term is a
+    sigmoid: the loss saturates, in [0, 2].
+
+    Args:
+        chosen_logps, rejected_logps, ref_chosen_logps, ref_rejected_logps: ``[N]`` summed
+            sequence log-probs, as for :func:`dpo_loss`.
+        beta: β > 0.
+        anchor: ``"zero"`` or ``"down"`` (TRL's ``loss_type`` ``"apo_zero"``, ``"apo_down"``).
+
+    Returns:
+        ``[N]`` the loss of each pair, in [0, 2]; 1 at the reference (both log-ratios 0), for
+        either anchor.
+
+    ``1 − σ(x)`` is computed as ``σ(−x)``. TRL 1.16.0's ``DPOTrainer._compute_loss`` with
+    ``loss_type=["apo_zero"]`` or ``["apo_down"]`` is this formula on summed log-probs
+    (``1 - torch.sigmoid(...)``), and returns the batch mean. OpenRLHF 0.11.2 has no APO.
+    """
+    beta = number("beta", beta, low=0, above=True)
+    if anchor not in APO_ANCHORS:
+        raise ValueError(f"anchor must be one of {APO_ANCHORS}, got {anchor!r}")
+    w, lo, rw, rl = _sequences(chosen_logps=chosen_logps, rejected_logps=rejected_logps,
+                               ref_chosen_logps=ref_chosen_logps,
+                               ref_rejected_logps=ref_rejected_logps)
+    # r_w, r_l: each side's log-ratio to the reference
+    r_w, r_l = w - rw, lo - rl
+    if anchor == "zero":
+        # (1 − σ(β r_w)) + σ(β r_l): the chosen up, the rejected down, each from 0
+        return _sigmoid(-beta * r_w) + _sigmoid(beta * r_l)
+    # σ(β r_w) + (1 − σ(β(r_w − r_l))): the chosen down, the rejected down further
+    return _sigmoid(beta * r_w) + _sigmoid(-beta * (r_w - r_l))
+
+
+# TRL 1.16.0's DPOConfig.loss_type values that :func:`preference_loss` computes: every one but
+# "sft" (the chosen answers' NLL, from token log-probs: ``aggregate_loss(-logps, mask,
+# "token-mean")`` over the chosen rows)
+PREFERENCE_LOSS_TYPES = ("sigmoid", "hinge", "ipo", "exo_pair", "nca_pair", "robust", "bco_pair",
+                         "sppo_hard", "aot", "aot_unpaired", "apo_zero", "apo_down", "discopop",
+                         "sigmoid_norm")
+
+
+def preference_loss(loss_type: str, chosen_logps, rejected_logps, ref_chosen_logps,
+                    ref_rejected_logps, *, beta: float = 0.1, label_smoothing: float = 0.0,
+                    discopop_tau: float = 0.05, chosen_lengths=None, rejected_lengths=None):
+    r"""The loss of each pair for one of TRL's DPO ``loss_type``\ s (:data:`PREFERENCE_LOSS_TYPES`).
+
+    With $r_w, r_l$ the chosen and rejected log-ratios to the reference (summed log-probs),
+    $\Delta = r_w - r_l$, ε the ``label_smoothing`` and τ the ``discopop_tau``:
+
+    - ``sigmoid``: $-\log\sigma(\beta\Delta)$, DPO (:func:`dpo_loss`).
+    - ``hinge``: $\max(0,\ 1 - \beta\Delta)$, SLiC (Zhao et al. 2023): 0 once
+      $\Delta \ge 1/\beta$.
+    - ``ipo``: :func:`ipo_loss`, on per-token log-ratios (needs the lengths).
+    - ``exo_pair``: $q(\log q - \log(1-\varepsilon)) + (1-q)(\log(1-q) - \log\varepsilon)$ with
+      $q = \sigma(\beta\Delta)$, EXO (Ji et al. 2024): $\mathrm{KL}(q \,\|\, 1-\varepsilon)$
+      between two-point distributions; ε in (0, 1).
+    - ``nca_pair``: $-\log\sigma(\beta r_w) - \tfrac12\log\sigma(-\beta r_w)
+      - \tfrac12\log\sigma(-\beta r_l)$, NCA (Chen et al. 2024).
+    - ``robust``: :func:`robust_dpo_loss`.
+    - ``bco_pair``: $-\log\sigma(\beta r_w) - \log\sigma(-\beta r_l)$, BCO (Jung et al. 2024)
+      without its reward shift.
+    - ``sppo_hard``: $(r_w - \tfrac{1}{2\beta})^2 + (r_l + \tfrac{1}{2\beta})^2$, SPPO (Wu et
+      al. 2024) with hard labels (the winner's probability 1).
+    - ``aot``: $-(1-\varepsilon)\log\sigma(\beta\delta_i) - \varepsilon\log\sigma(-\beta\delta_i)$,
+      $\delta_i$ the *i*-th smallest policy log-ratio $\log\pi_\theta(y_w) - \log\pi_\theta(y_l)$
+      of the batch minus the *i*-th smallest reference one: AOT (Melnyk et al. 2024), the
+      batch's two distributions compared rank by rank.
+    - ``aot_unpaired``: the same with $\delta_i$ the *i*-th smallest $r_w$ minus the *i*-th
+      smallest $r_l$.
+    - ``apo_zero``, ``apo_down``: :func:`apo_loss`.
+    - ``discopop``: $(1 - m)(-\log\sigma(x)) + m\,e^{-x}$ with $x = \beta\Delta$ and
+      $m = \sigma(x/\tau)$, DiscoPOP (Lu et al. 2024).
+    - ``sigmoid_norm``: $-\log\sigma\big(\beta(r_w/|y_w| - r_l/|y_l|)\big)$, DPO on per-token
+      log-ratios (needs the lengths).
+
+    The losses that take $r_w$ and $r_l$ apart (nca_pair, bco_pair, sppo_hard, the APOs) say
+    where each side should go, not only how far apart; the others see the margin alone.
+
+    Args:
+        loss_type: one of :data:`PREFERENCE_LOSS_TYPES`.
+        chosen_logps, rejected_logps, ref_chosen_logps, ref_rejected_logps: ``[N]`` summed
+            sequence log-probs, as for :func:`dpo_loss`.
+        beta: β > 0.
+        label_smoothing: ε, read by "robust" (in [0, 0.5)), "exo_pair" (in (0, 1): TRL refuses 0,
+            where log ε is −∞; the paper uses 1e-3) and the AOTs (in [0, 1]).
+        discopop_tau: τ > 0, DiscoPOP's temperature (its paper's 0.05, TRL's default).
+        chosen_lengths, rejected_lengths: ``[N]`` token counts, for "ipo" and "sigmoid_norm".
+
+    Returns:
+        ``[N]`` one loss per pair; for the AOTs, per rank (the *i*-th entry pairs the *i*-th
+        smallest values), whose mean is the batch's loss. TRL's loss is the mean of this.
+
+    TRL 1.16.0's ``DPOTrainer._compute_loss`` computes each of these in its ``loss_type`` loop
+    (with the default ``f_divergence_type="reverse_kl"``, ``use_weighting=False`` and
+    ``ld_alpha=None``) and adds their batch means, each times its ``loss_weights`` entry. Where
+    it differs: DiscoPOP's $m\,e^{-x}$ is computed here as $e^{\log m - x}$, finite where TRL's
+    ``torch.exp(-logits)`` overflows and $m$ underflows to 0 (0 · ∞: NaN in float32 once
+    $x < -88.7$); "exo_pair" at ε = 0 raises here, as TRL's config does, and TRL takes its
+    log ε and log(1 − ε) of a float32 tensor (``torch.tensor(self.label_smoothing)``) whatever
+    the inputs' dtype, a relative 1e-8 off in float64. OpenRLHF 0.11.2's
+    ``DPOLoss`` has only DPO (with cDPO's smoothing) and IPO on summed log-ratios.
+    """
+    if loss_type not in PREFERENCE_LOSS_TYPES:
+        raise ValueError(f"loss_type must be one of {PREFERENCE_LOSS_TYPES} (TRL's DPO loss "
+                         f"types but 'sft'), got {loss_type!r}")
+    beta = number("beta", beta, low=0, above=True)
+    logps = {"chosen_logps": chosen_logps, "rejected_logps": rejected_logps,
+             "ref_chosen_logps": ref_chosen_logps, "ref_rejected_logps": ref_rejected_logps}
+    if loss_type == "sigmoid":
+        return dpo_loss(*logps.values(), beta)
+    if loss_type == "ipo":
+        return ipo_loss(*logps.values(), chosen_lengths, rejected_lengths, beta)
+    if loss_type == "robust":
+        return robust_dpo_loss(*logps.values(), beta, label_smoothing)
+    if loss_type in ("apo_zero", "apo_down"):
+        return apo_loss(*logps.values(), beta, anchor=loss_type[len("apo_"):])
+    w, lo, rw, rl = _sequences(**logps)
+    # r_w, r_l: each side's log-ratio to the reference; Δ = r_w − r_l
+    r_w, r_l = w - rw, lo - rl
+    x = beta * (r_w - r_l)
+    if loss_type == "hinge":
+        # max(0, 1 − βΔ)
+        return np.maximum(0, 1 - x)
+    if loss_type == "exo_pair":
+        eps = number("label_smoothing", label_smoothing)
+        if not 0 < eps < 1:
+            raise ValueError(f"label_smoothing must be in (0, 1) for exo_pair, got {eps!r} (log ε "
+                             "and log(1 − ε) must be finite; the EXO paper uses 1e-3)")
+        # q (log q − log(1 − ε)) + (1 − q)(log(1 − q) − log ε), q = σ(βΔ)
+        return (_sigmoid(x) * (_log_sigmoid(x) - np.log1p(-eps))
+                + _sigmoid(-x) * (_log_sigmoid(-x) - np.log(eps))).astype(w.dtype, copy=False)
+    if loss_type == "nca_pair":
+        # −log σ(β r_w) − ½ log σ(−β r_w) − ½ log σ(−β r_l)
+        return (-_log_sigmoid(beta * r_w) - 0.5 * _log_sigmoid(-beta * r_w)
+                - 0.5 * _log_sigmoid(-beta * r_l))
+    if loss_type == "bco_pair":
+        # −log σ(β r_w) − log σ(−β r_l)
+        return -_log_sigmoid(beta * r_w) - _log_sigmoid(-beta * r_l)
+    if loss_type == "sppo_hard":
+        # (r_w − 1/(2β))² + (r_l + 1/(2β))²
+        return (r_w - 0.5 / beta) ** 2 + (r_l + 0.5 / beta) ** 2
+    if loss_type in ("aot", "aot_unpaired"):
+        eps = number("label_smoothing", label_smoothing, low=0, high=1)
+        if loss_type == "aot":
+            # δ_i: the i-th smallest policy log-ratio minus the i-th smallest reference one
+            delta = np.sort(w - lo) - np.sort(rw - rl)
+        else:
+            # δ_i: the i-th smallest r_w minus the i-th smallest r_l
+            delta = np.sort(r_w) - np.sort(r_l)
+        # −(1 − ε) log σ(βδ) − ε log σ(−βδ)
+        return -(1 - eps) * _log_sigmoid(beta * delta) - eps * _log_sigmoid(-beta * delta)
+    if loss_type == "discopop":
+        tau = number("discopop_tau", discopop_tau, low=0, above=True)
+        # (1 − m)(−log σ(x)) + m e^{−x}, m = σ(x/τ); m e^{−x} = e^{log m − x}
+        return (-_sigmoid(-x / tau) * _log_sigmoid(x)
+                + np.exp(_log_sigmoid(x / tau) - x)).astype(w.dtype, copy=False)
+    # sigmoid_norm: −log σ(β (r_w/|y_w| − r_l/|y_l|))
+    nw = _lengths("chosen_lengths", chosen_lengths, w.shape[0]).astype(w.dtype)
+    nl = _lengths("rejected_lengths", rejected_lengths, w.shape[0]).astype(w.dtype)
+    return -_log_sigmoid(beta * (r_w / nw - r_l / nl))

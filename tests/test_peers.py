@@ -28,6 +28,7 @@ import torch
 
 from peers.vectors import decode, read
 from rl_ops_numpy import (
+    PREFERENCE_LOSS_TYPES,
     aggregate_loss,
     cispo_loss,
     compute_gae,
@@ -47,6 +48,7 @@ from rl_ops_numpy import (
     orpo_odds_ratio_loss,
     overlong_penalty,
     policy_surrogate_loss,
+    preference_loss,
     reinforce_pp_advantages,
     reward_model_loss,
     rloo_advantages,
@@ -161,7 +163,9 @@ STATED_DEFAULTS = {
         "GRPOConfig.vllm_importance_sampling_clip_max": 3.0,
         "RLOOConfig.beta": 0.05, "RLOOConfig.normalize_advantages": False,
         "DPOConfig.beta": 0.1, "DPOConfig.loss_type": ["sigmoid"],
-        "DPOConfig.label_smoothing": 0.0, "RewardConfig.center_rewards_coefficient": None,
+        "DPOConfig.label_smoothing": 0.0, "DPOConfig.discopop_tau": 0.05,
+        "DPOTrainer._compute_loss loss types": sorted([*PREFERENCE_LOSS_TYPES, "sft"]),
+        "RewardConfig.center_rewards_coefficient": None,
         "CPOConfig.beta": 0.1, "CPOConfig.loss_type": "sigmoid", "CPOConfig.cpo_alpha": 1.0,
         "CPOConfig.simpo_gamma": 0.5, "CPOConfig.label_smoothing": 0.0, "ORPOConfig.beta": 0.1,
         "KTOConfig.beta": 0.1, "KTOConfig.loss_type": "kto", "KTOConfig.desirable_weight": 1.0,
@@ -697,6 +701,112 @@ def test_a_planted_convention_change_in_a_loss_after_dpo_fails_against_trl(op):
         except AssertionError:
             caught += 1
     assert caught > 0, f"no case of {op} tells the planted change from TRL's convention"
+
+
+# ---- the DPO trainer's other loss types: preference_loss, and a planted change of each --------
+
+
+def _sigma(x):
+    return np.exp(-np.logaddexp(0, -x))  # σ(x), no overflow
+
+
+# what a plausible misreading of each loss type computes instead, from (β, ε, τ, r_w, r_l,
+# the policy's log-ratio, the reference's, the lengths), per pair
+PLANTED = {
+    "hinge": lambda b, e, t, rw, rl, *_: np.maximum(0, 1 - (rw - rl)),  # β left out
+    "exo_pair": lambda b, e, t, rw, rl, *_: preference_loss(  # ε and 1 − ε swapped
+        "exo_pair", rw, rl, 0 * rw, 0 * rl, beta=b, label_smoothing=1 - e),
+    "nca_pair": lambda b, e, t, rw, rl, *_: (  # the ½ weights dropped
+        np.logaddexp(0, -b * rw) + np.logaddexp(0, b * rw) + np.logaddexp(0, b * rl)),
+    "bco_pair": lambda b, e, t, rw, rl, *_: (  # NCA's ½ on the rejected side
+        np.logaddexp(0, -b * rw) + 0.5 * np.logaddexp(0, b * rl)),
+    "sppo_hard": lambda b, e, t, rw, rl, *_: (rw - 1 / b) ** 2 + (rl + 1 / b) ** 2,  # ±1/β
+    "aot": lambda b, e, t, rw, rl, *_: preference_loss(  # pairs kept, not sorted: DPO smoothed
+        "aot_unpaired", np.sort(rw - rl), 0 * rl, 0 * rw, 0 * rl, beta=b, label_smoothing=e),
+    "aot_unpaired": lambda b, e, t, rw, rl, *_: preference_loss(  # pairs kept, not sorted
+        "aot_unpaired", np.sort(rw - rl), 0 * rl, 0 * rw, 0 * rl, beta=b, label_smoothing=e),
+    "apo_zero": lambda b, e, t, rw, rl, *_: _sigma(-b * rw) + _sigma(-b * (rw - rl)),  # margin
+    "apo_down": lambda b, e, t, rw, rl, *_: _sigma(b * rl) + _sigma(-b * (rw - rl)),  # r_l
+    "discopop": lambda b, e, t, rw, rl, *_: preference_loss(  # σ(x·τ) for σ(x/τ)
+        "discopop", rw, rl, 0 * rw, 0 * rl, beta=b, discopop_tau=1 / t),
+    "sigmoid_norm": lambda b, e, t, rw, rl, *_: dpo_loss(rw, rl, 0 * rw, 0 * rl, b),  # summed
+}
+LOSS_TYPE_OPS = [f"DPOTrainer._compute_loss ({t})" for t in PLANTED]
+
+
+def _loss_type(op: str, case: dict, planted: bool = False) -> np.ndarray:
+    """Our preference_loss of the case's loss type (per pair), or its planted misreading."""
+    loss_type, i, k = op[len("DPOTrainer._compute_loss ("):-1], case["inputs"], case["kwargs"]
+    logps = (i["chosen_logps"], i["rejected_logps"], i["ref_chosen_logps"],
+             i["ref_rejected_logps"])
+    settings = {name: k[name] for name in ("label_smoothing", "discopop_tau") if name in k}
+    if planted:
+        rw, rl = logps[0] - logps[2], logps[1] - logps[3]
+        return PLANTED[loss_type](k["beta"], settings.get("label_smoothing", 0.0),
+                                  settings.get("discopop_tau", 0.05), rw, rl)
+    return preference_loss(loss_type, *logps, beta=k["beta"], chosen_lengths=i["chosen_lengths"],
+                           rejected_lengths=i["rejected_lengths"], **settings)
+
+
+@pytest.mark.parametrize(("op", "case"), [
+    pytest.param(op, p.values[0], id=f"{op}: {p.id}")
+    for op in LOSS_TYPE_OPS for p in cases("trl", op)])
+def test_every_other_dpo_loss_type_equals_trls_and_discopop_is_finite_where_trls_is_nan(op, case):
+    ours = np.mean(_loss_type(op, case), dtype=np.float64)
+    theirs = case["outputs"]["loss"]
+    if math.isnan(theirs):
+        # DiscoPOP's m·e^{−x} in float32: e^{−x} overflows where x = βΔ < −88.7 while m = σ(x/τ)
+        # underflows to 0, and 0·∞ is NaN (the docstring says so); ours is e^{log m − x}
+        i, k = case["inputs"], case["kwargs"]
+        x = k["beta"] * ((i["chosen_logps"] - i["ref_chosen_logps"])
+                         - (i["rejected_logps"] - i["ref_rejected_logps"]))
+        assert op.endswith("(discopop)") and dtype_of(case) == np.float32
+        assert x.min() < -88.7 and math.isfinite(ours)
+        return
+    # TRL's exo_pair takes log ε and log(1 − ε) of a float32 tensor whatever the inputs' dtype
+    # (the test below): float32's tolerance for it
+    close(ours, theirs, np.float32 if op.endswith("(exo_pair)") else dtype_of(case))
+
+
+@pytest.mark.parametrize("case", cases("trl", "DPOTrainer._compute_loss (exo_pair)"))
+def test_trls_exo_pair_takes_log_eps_in_float32_whatever_the_inputs_dtype(case):
+    """``epsilon = torch.tensor(self.label_smoothing)`` is float32: with its two logs rounded
+    so, EXO's formula is TRL's to float64's tolerance (the docstring's sentence)."""
+    i, k = case["inputs"], case["kwargs"]
+    eps = torch.tensor(k["label_smoothing"])
+    log_pw, log_pl = float(torch.log1p(-eps)), float(torch.log(eps))
+    x = k["beta"] * ((i["chosen_logps"] - i["ref_chosen_logps"])
+                     - (i["rejected_logps"] - i["ref_rejected_logps"]))
+    q, log_q, log_1mq = _sigma(x), -np.logaddexp(0, -x), -np.logaddexp(0, x)
+    close(np.mean(q * (log_q - log_pw) + (1 - q) * (log_1mq - log_pl), dtype=np.float64),
+          case["outputs"]["loss"], dtype_of(case))
+
+
+@pytest.mark.parametrize("op", LOSS_TYPE_OPS)
+def test_a_planted_misreading_of_each_dpo_loss_type_fails_against_trl(op):
+    """Each misreading in PLANTED changes some case of the vectors beyond the tolerance."""
+    caught = 0
+    for c in vectors("trl")["operators"][op]["cases"]:
+        case = decode(c)
+        if math.isnan(case["outputs"]["loss"]):
+            continue
+        try:
+            close(np.mean(_loss_type(op, case, True), dtype=np.float64), case["outputs"]["loss"],
+                  dtype_of(case))
+        except AssertionError:
+            caught += 1
+    assert caught > 0, f"no case of {op} tells the planted misreading from TRL's loss"
+
+
+@pytest.mark.parametrize("case", cases("trl", "DPOTrainer._compute_loss (sft)"))
+def test_trls_sft_loss_type_is_the_token_mean_nll_of_the_chosen_rows(case):
+    i = case["inputs"]
+    n = len(i["per_token_logps"]) // 2  # the batch is [chosen rows; rejected rows]
+    ours = aggregate_loss(-i["per_token_logps"][:n], i["completion_mask"][:n], "token-mean")
+    close(ours, case["outputs"]["loss"], dtype_of(case))
+    # the rejected rows do not count
+    both = aggregate_loss(-i["per_token_logps"], i["completion_mask"], "token-mean")
+    assert not np.isclose(both, case["outputs"]["loss"], rtol=1e-3)
 
 
 @pytest.mark.parametrize("case", cases("trl", "RewardTrainer.compute_loss"))

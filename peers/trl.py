@@ -859,3 +859,43 @@ def _dpo_loss_types(v: Vectors, lib: dict[str, Any]) -> None:
 
         v.case(f"DPOTrainer._compute_loss ({loss_type})", f"{dtype} {label}",
                {**kw, "loss_type": [loss_type]}, inputs, run)
+
+    # several loss types at once: the sum of their batch means, each times its weight (MPO's
+    # mix in DPOConfig's docstring)
+    mix, weights = ["sigmoid", "bco_pair", "sft"], [0.8, 0.2, 1.0]
+    v.operator("DPOTrainer._compute_loss (mix)", lib["dpo"][1],
+               f"the DPO trainer's loss statements with loss_type {mix} and loss_weights "
+               f"{weights}; inputs as for sft and sigmoid together; outputs: loss")
+    for dtype, dt, rng, beta in seeded(3400, (0.1, 0.5)):
+        lp = sequence_logps(rng, names, dt)
+        lengths = rng.integers(1, T, 16)
+        mask = (np.arange(T)[None, :] < lengths[:, None]).astype(np.int64)
+        token_logps = (-np.abs(grid(rng, (16, T), 1.0, dt))).astype(dt)
+
+        def run(lp=lp, beta=beta, mask=mask, token_logps=token_logps):
+            me = types.SimpleNamespace(f_divergence_type="reverse_kl", beta=beta,
+                                       loss_types=mix, loss_weights=weights,
+                                       use_weighting=False, label_smoothing=0.0)
+            ns = _run(lib["dpo"], self=me, device="cpu", completion_mask=torch.from_numpy(mask),
+                      per_token_logps=tensor(token_logps),
+                      shift_completion_mask=torch.from_numpy(mask),
+                      **{k: tensor(x) for k, x in lp.items()})
+            return {"loss": ns["loss"]}
+
+        v.case("DPOTrainer._compute_loss (mix)", f"{dtype} beta={beta}",
+               {"beta": beta, "loss_type": mix, "loss_weights": weights},
+               {**lp, "per_token_logps": token_logps, "completion_mask": mask}, run)
+
+    # exo_pair at label_smoothing 0 (log ε = −∞): the trainer's constructor refuses it
+    check = lib["dp"].statements("DPOTrainer.__init__", 'if "exo_pair" in self.loss_types',
+                                 'if "exo_pair" in self.loss_types')
+    v.operator("DPOTrainer.__init__ (exo_pair's label_smoothing)", check[1],
+               "the constructor's check, run on a stand-in self; outputs: accepted (or raises)")
+    for eps in (0.0, 1e-3):
+
+        def accept(eps=eps):
+            _run(check, self=types.SimpleNamespace(loss_types=["exo_pair"], label_smoothing=eps))
+            return {"accepted": True}
+
+        v.case("DPOTrainer.__init__ (exo_pair's label_smoothing)", f"eps={eps}",
+               {"label_smoothing": eps, "loss_type": ["exo_pair"]}, {}, accept)

@@ -13,7 +13,8 @@ The build writes each figure's numbers to ``assets/figures/<id>.json`` (:func:`d
     {"shape": [n_1, …, n_k],          # the number of values of each control, in page order
      "x": [x_0, …],                    # shared by every combination
      "ys": [[[y, …] per series] per combination, the controls' indices in row-major order],
-     "y": [low, high] or null}         # a y range shared by every combination, or auto
+     "y": [low, high] or null}         # a y range shared by every combination (the figure's
+                                       # own, or the data's), or null: each fits its own
 
 (:func:`numbers`; the page asks for them by their digest, :func:`version`, so no cache hands it
 an older build's, and js/figure.js refuses numbers whose shape is not its controls'), and the
@@ -78,6 +79,7 @@ class Figure:
     series: tuple[Series, ...]
     compute: Callable[..., Sequence[np.ndarray]]  # (**{key: value}) -> one y array per series
     shared_y: bool = True  # one y range for every combination (False: each fits its own)
+    y_range: tuple[float, float] | None = None  # that range, fixed (what leaves it is cut off)
     log_y: bool = False
     points: bool = False  # mark each point (a few discrete x values)
 
@@ -106,7 +108,9 @@ def data(figure: Figure) -> dict:
                              f"shaped like x {figure.x.shape}")
         ys.append([[_round(v) for v in y] for y in series])
     y_range = None
-    if figure.shared_y:
+    if figure.y_range is not None:
+        y_range = list(figure.y_range)
+    elif figure.shared_y:
         finite = [v for combo in ys for y in combo for v in y if v is not None]
         y_range = [min(finite), max(finite)]
     return {"shape": [len(c.values) for c in figure.controls],
@@ -303,6 +307,35 @@ ROLLOUT_CAPS = (1.5, 2.0, 3.0, 5.0)
 ROLLOUT_X = np.round(np.arange(1, 121) / 20, 6)  # w from 0.05 to 6
 
 
+def _margin_losses(beta: float) -> list[np.ndarray]:
+    from rl_ops_numpy import preference_loss
+
+    # one pair per margin Δ on the axis: the whole margin on the chosen side, lengths of 1
+    delta, zero, ones = MARGIN_X, np.zeros_like(MARGIN_X), np.ones_like(MARGIN_X)
+    return [preference_loss(t, delta, zero, zero, zero, beta=beta, chosen_lengths=ones,
+                            rejected_lengths=ones, **MARGIN_SETTINGS.get(t, {}))
+            for t in MARGIN_TYPES]
+
+
+MARGIN_TYPES = ("sigmoid", "hinge", "ipo", "robust", "exo_pair", "discopop")
+MARGIN_SETTINGS = {"robust": {"label_smoothing": 0.1}, "exo_pair": {"label_smoothing": 0.1}}
+MARGIN_X = np.round(np.arange(-40, 61) / 10, 6)  # Δ from −4 to 6
+DPO_BETAS = (0.5, 1.0, 2.0)
+
+
+def _anchored_losses(r_l: float, beta: float) -> list[np.ndarray]:
+    from rl_ops_numpy import preference_loss
+
+    # one pair per chosen log-ratio r_w on the axis, the rejected one's r_l
+    r_w, zero = ANCHOR_X, np.zeros_like(ANCHOR_X)
+    return [preference_loss(t, r_w, zero + r_l, zero, zero, beta=beta) for t in ANCHORED_TYPES]
+
+
+ANCHORED_TYPES = ("sigmoid", "bco_pair", "nca_pair", "sppo_hard", "apo_zero", "apo_down")
+ANCHOR_X = np.round(np.arange(-40, 61) / 10, 6)  # r_w from −4 to 6
+REJECTED = (-2.0, -1.0, 0.0, 1.0, 2.0)
+
+
 def _loss_modes() -> tuple[Series, ...]:
     from rl_ops_numpy.grpo import LOSS_AGG_MODES
 
@@ -446,6 +479,56 @@ FIGURES = {f.id: f for f in (
                 Series({"en": "wrong answer", "zh": "答错"})),
         compute=_group,
         points=True,
+    ),
+    Figure(
+        id="dpo_margin",
+        caption={
+            "en": "TRL's loss types that see only the margin Δ = r_w − r_l, against Δ: where a "
+                  "curve flattens the loss stops pushing. DPO never quite does; hinge stops at "
+                  "Δ = 1/β; IPO pulls Δ back to 1/(2β); robust DPO (ε = 0.1) never stops and goes "
+                  "below 0; EXO (ε = 0.1) and DiscoPOP (τ = 0.05) bend DPO's curve.",
+            "zh": "TRL 里只看差值 Δ = r_w − r_l 的几种 loss_type 随 Δ 的变化：曲线变平的地方，损失"
+                  "就不再推了。DPO 永远不会完全停下；hinge 在 Δ = 1/β 处停下；IPO 把 Δ 拉回"
+                  " 1/(2β)；稳健 DPO（ε = 0.1）从不停下，还会低于 0；EXO（ε = 0.1）和 DiscoPOP"
+                  "（τ = 0.05）改变了 DPO 曲线的弯法。",
+        },
+        x_label={"en": "margin Δ = r_w − r_l (nats)", "zh": "差值 Δ = r_w − r_l（奈特）"},
+        y_label={"en": "loss", "zh": "损失"},
+        x=MARGIN_X,
+        controls=(Control("beta", {"en": "β", "zh": "β"}, DPO_BETAS, _texts(DPO_BETAS), 1),),
+        series=(Series({"en": "sigmoid (DPO)", "zh": "sigmoid（DPO）"}), Series("hinge"),
+                Series("ipo"), Series("robust"), Series("exo_pair"), Series("discopop")),
+        compute=_margin_losses,
+        y_range=(-1.5, 4.0),
+    ),
+    Figure(
+        id="dpo_anchored",
+        caption={
+            "en": "TRL's loss types that look at each side, against the chosen answer's "
+                  "log-ratio r_w, for the rejected one's r_l you choose; DPO (dashed) only "
+                  "moves sideways with r_l. NCA and SPPO want r_w at a finite place (ln 2/β, "
+                  "1/(2β)); APO-down wants it at r_l/2 once the rejected answer is below the "
+                  "reference (r_l < 0), and is flat at r_l = 0; BCO and APO-zero keep pushing it "
+                  "up, APO-zero less and less.",
+            "zh": "TRL 里分别看两边的几种 loss_type，随偏好回复的对数比 r_w 的变化，非偏好回复的 "
+                  "r_l 由你选；DPO（虚线）随 r_l 只会左右平移。NCA 和 SPPO 想把 r_w 停在某个有限的"
+                  "位置（ln 2/β、1/(2β)）；非偏好回复低于参考模型（r_l < 0）时，APO-down 想把它停"
+                  "在 r_l/2，r_l = 0 时它是平的；BCO 和 APO-zero 一直把它往上推，APO-zero 推得越来"
+                  "越轻。",
+        },
+        x_label={"en": "chosen log-ratio r_w (nats)", "zh": "偏好回复的对数比 r_w（奈特）"},
+        y_label={"en": "loss", "zh": "损失"},
+        x=ANCHOR_X,
+        controls=(
+            Control("r_l", {"en": "rejected log-ratio r_l", "zh": "非偏好回复的对数比 r_l"},
+                    REJECTED, _texts(REJECTED), 2),
+            Control("beta", {"en": "β", "zh": "β"}, DPO_BETAS, _texts(DPO_BETAS), 1),
+        ),
+        series=(Series({"en": "sigmoid (DPO)", "zh": "sigmoid（DPO）"}, dash=True),
+                Series("bco_pair"), Series("nca_pair"), Series("sppo_hard"),
+                Series("apo_zero"), Series("apo_down")),
+        compute=_anchored_losses,
+        y_range=(0.0, 4.0),
     ),
 )}
 

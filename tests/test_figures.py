@@ -149,6 +149,71 @@ def test_the_aggregation_figure_weighs_the_first_response_as_each_mode_divides(o
         np.testing.assert_allclose(got_response, want * L, rtol=1e-6, err_msg=mode)
 
 
+def _softplus(x):
+    return np.logaddexp(0, x)  # −log σ(−x)
+
+
+def _sig(x):
+    return np.exp(-np.logaddexp(0, -x))  # σ(x)
+
+
+@pytest.mark.parametrize("beta", [0.5, 1.0, 2.0])
+def test_the_dpo_margin_figure_is_each_loss_of_the_margin_and_where_each_stops_pushing(beta):
+    delta, (dpo, hinge, ipo, robust, exo, discopop) = drawn("dpo_margin", beta=beta)
+    z, eps = beta * delta, 0.1
+    np.testing.assert_allclose(dpo, _softplus(-z), rtol=1e-6)
+    np.testing.assert_allclose(hinge, np.maximum(0, 1 - z), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(ipo, (delta - 1 / (2 * beta)) ** 2, rtol=1e-6)
+    np.testing.assert_allclose(
+        robust, ((1 - eps) * _softplus(-z) - eps * _softplus(z)) / (1 - 2 * eps), rtol=1e-6,
+        atol=1e-7)
+    q = _sig(z)
+    np.testing.assert_allclose(
+        exo, q * (np.log(q) - np.log(1 - eps)) + (1 - q) * (np.log(1 - q) - np.log(eps)),
+        rtol=1e-6, atol=1e-7)
+    m = _sig(z / 0.05)
+    np.testing.assert_allclose(discopop, (1 - m) * _softplus(-z) + m * np.exp(-z), rtol=1e-6)
+    # what the caption says: hinge is 0 from Δ = 1/β on, IPO is least at 1/(2β), robust DPO
+    # keeps falling and goes below 0, DPO falls and stays above 0
+    assert np.all(hinge[delta >= 1 / beta] == 0) and np.all(hinge[delta < 1 / beta] > 0)
+    assert abs(delta[np.argmin(ipo)] - 1 / (2 * beta)) <= 0.05 + 1e-9  # the axis' step is 0.1
+    assert np.all(np.diff(robust) < 0) and robust.min() < 0
+    assert np.all(np.diff(dpo) < 0) and dpo.min() > 0
+
+
+@pytest.mark.parametrize("beta", [0.5, 1.0, 2.0])
+@pytest.mark.parametrize("r_l", [-2.0, -1.0, 0.0, 1.0, 2.0])
+def test_the_dpo_anchored_figure_is_each_loss_of_the_chosen_log_ratio_and_where_it_wants_it(
+        r_l, beta):
+    r_w, (dpo, bco, nca, sppo, apo_zero, apo_down) = drawn("dpo_anchored", r_l=r_l, beta=beta)
+    np.testing.assert_allclose(dpo, _softplus(-beta * (r_w - r_l)), rtol=1e-6)
+    np.testing.assert_allclose(bco, _softplus(-beta * r_w) + _softplus(beta * r_l), rtol=1e-6)
+    np.testing.assert_allclose(
+        nca, _softplus(-beta * r_w) + 0.5 * _softplus(beta * r_w) + 0.5 * _softplus(beta * r_l),
+        rtol=1e-6)
+    np.testing.assert_allclose(
+        sppo, (r_w - 1 / (2 * beta)) ** 2 + (r_l + 1 / (2 * beta)) ** 2, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(apo_zero, 1 - _sig(beta * r_w) + _sig(beta * r_l), rtol=1e-6)
+    np.testing.assert_allclose(apo_down, _sig(beta * r_w) + 1 - _sig(beta * (r_w - r_l)),
+                               rtol=1e-6)
+    # what the caption says: DPO's curve only moves sideways with r_l
+    shifted = np.isin(np.round(r_w - r_l, 6), np.round(r_w, 6))
+    _, (dpo_at_0, *_) = drawn("dpo_anchored", r_l=0.0, beta=beta)
+    np.testing.assert_allclose(dpo[shifted], dpo_at_0[np.isin(np.round(r_w, 6),
+                                                               np.round(r_w - r_l, 6))], rtol=1e-6)
+    # NCA least at ln 2/β, SPPO at 1/(2β) (to the axis' step of 0.1)
+    assert abs(r_w[np.argmin(nca)] - math.log(2) / beta) <= 0.05 + 1e-9
+    assert abs(r_w[np.argmin(sppo)] - 1 / (2 * beta)) <= 0.05 + 1e-9
+    # APO-down least at r_l/2 below the reference, flat at r_l = 0
+    if r_l < 0:
+        assert r_w[np.argmin(apo_down)] == pytest.approx(r_l / 2)
+    if r_l == 0:
+        np.testing.assert_allclose(apo_down, 1.0, rtol=1e-6)
+    # BCO and APO-zero keep pushing r_w up, APO-zero less and less
+    assert np.all(np.diff(bco) < 0) and np.all(np.diff(apo_zero) < 0)
+    assert np.all(np.diff(apo_zero, 2)[r_w[1:-1] > 0] > 0)
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_control_of_a_figure_is_labelled_and_says_its_value_in_the_page_language(lang):
     for figure in FIGURES.values():
@@ -167,7 +232,7 @@ def test_every_control_of_a_figure_is_labelled_and_says_its_value_in_the_page_la
                 assert markup.count(f'name="{name}"') == len(control.values)
                 checked = rf'name="{name}"[^>]*value="{control.start}" checked> {re.escape(start)}'
                 assert re.search(checked, markup)
-        caption = re.search(r'id="rl-fig-[a-z]+-caption">([^<]+)<', markup).group(1)
+        caption = re.search(r'id="rl-fig-[a-z_]+-caption">([^<]+)<', markup).group(1)
         assert caption == html.escape(figure.caption[lang])
 
 

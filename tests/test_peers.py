@@ -809,6 +809,33 @@ def test_trls_sft_loss_type_is_the_token_mean_nll_of_the_chosen_rows(case):
     assert not np.isclose(both, case["outputs"]["loss"], rtol=1e-3)
 
 
+@pytest.mark.parametrize("case", cases("trl", "DPOTrainer._compute_loss (mix)"))
+def test_several_dpo_loss_types_at_once_are_the_weighted_sum_of_their_batch_means(case):
+    i, k = case["inputs"], case["kwargs"]
+    n = len(i["per_token_logps"]) // 2
+    logps = (i["chosen_logps"], i["rejected_logps"], i["ref_chosen_logps"],
+             i["ref_rejected_logps"])
+    means = {t: np.mean(preference_loss(t, *logps, beta=k["beta"]), dtype=np.float64)
+             for t in k["loss_type"] if t != "sft"}
+    means["sft"] = aggregate_loss(-i["per_token_logps"][:n], i["completion_mask"][:n],
+                                  "token-mean")
+    ours = sum(w * means[t] for t, w in zip(k["loss_type"], k["loss_weights"], strict=True))
+    close(ours, case["outputs"]["loss"], dtype_of(case))
+
+
+@pytest.mark.parametrize("case", cases("trl", "DPOTrainer.__init__ (exo_pair's label_smoothing)"))
+def test_trl_refuses_exo_pair_at_label_smoothing_0_as_preference_loss_does(case):
+    i = np.full(3, -20.0)
+    eps = case["kwargs"]["label_smoothing"]
+    if eps == 0:
+        assert raised(case).startswith("ValueError: Label smoothing must be greater than 0.0")
+        with pytest.raises(ValueError, match="label_smoothing must be in"):
+            preference_loss("exo_pair", i, i, i, i, label_smoothing=eps)
+    else:
+        assert case["outputs"] == {"accepted": True}
+        assert np.all(np.isfinite(preference_loss("exo_pair", i, i, i, i, label_smoothing=eps)))
+
+
 @pytest.mark.parametrize("case", cases("trl", "RewardTrainer.compute_loss"))
 def test_reward_model_loss_equals_trls_reward_trainer(case):
     _reward_model_loss_is_theirs(case, "rewards_chosen", "rewards_rejected")

@@ -154,9 +154,9 @@ def test_gspo_is_finite_and_quiet_whatever_padding_holds():
 
 def test_gspo_refuses_a_clip_range_out_of_range():
     z = np.zeros((2, 3))
-    with pytest.raises(ValueError, match=r"clip_low must be in \[0, 1\], got 0.0"):
+    with pytest.raises(ValueError, match=r"clip_low must be in \(0, 1\], got 0.0"):
         gspo_loss(z, z, np.zeros(2), z + 1, clip_low=0.0)
-    with pytest.raises(ValueError, match=r"clip_low must be in \[0, 1\], got 1.5"):
+    with pytest.raises(ValueError, match=r"clip_low must be in \(0, 1\], got 1.5"):
         gspo_loss(z, z, np.zeros(2), z + 1, clip_low=1.5)
     with pytest.raises(ValueError, match="clip_high must be a finite number > 0"):
         gspo_loss(z, z, np.zeros(2), z + 1, clip_high=-1e-4)
@@ -242,7 +242,7 @@ def test_cispo_refuses_an_unknown_mode_and_a_clip_range_out_of_range():
     z = np.zeros((2, 3))
     with pytest.raises(ValueError, match="mode must be one of"):
         cispo_loss(z, z, np.zeros(2), z + 1, loss_agg_mode="mean")
-    with pytest.raises(ValueError, match=r"clip_low must be in \[0, 1\], got 1.2"):
+    with pytest.raises(ValueError, match=r"clip_low must be in \(0, 1\], got 1.2"):
         cispo_loss(z, z, np.zeros(2), z + 1, clip_low=1.2)
     with pytest.raises(ValueError, match="clip_high must be a finite number > 0"):
         cispo_loss(z, z, np.zeros(2), z + 1, clip_high=0.0)

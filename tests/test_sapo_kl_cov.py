@@ -278,8 +278,8 @@ def test_sapo_bad_temperatures_are_refused(kwargs, error):
 
 
 @pytest.mark.parametrize(("kwargs", "error"), [
-    ({"k_ratio": 0.0}, r"k_ratio must be in \[0, 1\], got 0.0"),
-    ({"k_ratio": 1.5}, r"k_ratio must be in \[0, 1\]"),
+    ({"k_ratio": 0.0}, r"k_ratio must be in \(0, 1\], got 0.0"),
+    ({"k_ratio": 1.5}, r"k_ratio must be in \(0, 1\]"),
     ({"kl_coef": -0.1}, "kl_coef must be a finite number >= 0"),
     ({"loss_agg_mode": "seq-mean"}, "mode must be one of"),
 ])

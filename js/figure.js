@@ -11,14 +11,8 @@
 import { mountAll } from "./dom.js";
 import { strings } from "./i18n.js";
 
-// each series' colour, in order: Material variables, so light and dark both read
-const COLOURS = [
-  "--md-typeset-a-color",
-  "--md-accent-fg-color",
-  "--md-code-hl-string-color",
-  "--md-code-hl-number-color",
-  "--md-code-hl-function-color",
-];
+// one colour per series (site.css: --rl-series-1 to 6, for both schemes)
+const COLOURS = ["--rl-series-1", "--rl-series-2", "--rl-series-3", "--rl-series-4", "--rl-series-5", "--rl-series-6"];
 const HEIGHT = 260; // px: the plot box keeps it before the plot is drawn (no layout shift)
 
 class Figure {

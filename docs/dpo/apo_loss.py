@@ -30,22 +30,29 @@ def apo_loss(chosen_logps, rejected_logps, ref_chosen_logps, ref_rejected_logps,
 
 
 # --8<-- [start:test]
-# three policies, each 4 nats ahead on the pair: the chosen answer's log-ratio r_w is 3, 2 or −1
-# (β = 0.5, the reference's log-probs 0)
+# three policies, each 4 nats ahead on the pair: the chosen answer's log-ratio
+# r_w is 3, 2 or −1 (β = 0.5, the reference's log-probs 0)
 r_w = torch.tensor([3.0, 2.0, -1.0])
 r_l = r_w - 4.0
 zero = torch.zeros(3)
 print("DPO:     ", -F.logsigmoid(0.5 * (r_w - r_l)))
 for anchor in ["zero", "down"]:
     print(f"APO-{anchor}:", apo_loss(r_w, r_l, zero, zero, beta=0.5, anchor=anchor))
+
+
+def loss(r_w, r_l, anchor):
+    """One pair's loss, in float64."""
+    at = torch.zeros(1, dtype=torch.float64)
+    return apo_loss(at + r_w, at + r_l, at, at, beta=0.5, anchor=anchor).item()
+
+
 # at the reference (r_w = r_l = 0): how hard each loss pulls each log-ratio up, −∂L/∂r
 h = 1e-3
-at = torch.zeros(1, dtype=torch.float64)
 for anchor in ["zero", "down"]:
-    pull_w = apo_loss(at - h, at, at, at, 0.5, anchor) - apo_loss(at + h, at, at, at, 0.5, anchor)
-    pull_l = apo_loss(at, at - h, at, at, 0.5, anchor) - apo_loss(at, at + h, at, at, 0.5, anchor)
-    w, lo = 0.0 + pull_w.item() / (2 * h), 0.0 + pull_l.item() / (2 * h)  # 0.0 +: no "−0.000"
-    print(f"APO-{anchor} at the reference: pull on r_w {w:.3f}, on r_l {lo:.3f}")
+    # 0.0 + …: a pull of exactly 0 prints as 0.000, not −0.000
+    pull_w = 0.0 + (loss(-h, 0.0, anchor) - loss(h, 0.0, anchor)) / (2 * h)
+    pull_l = 0.0 + (loss(0.0, -h, anchor) - loss(0.0, h, anchor)) / (2 * h)
+    print(f"APO-{anchor} at the reference: pull on r_w {pull_w:.3f}, on r_l {pull_l:.3f}")
 # --8<-- [end:test]
 
 
@@ -75,13 +82,15 @@ ZH = {
     "the loss of each pair": "每一对的损失",
     "the chosen up, the rejected down, each from 0": "偏好回复往上、非偏好回复往下，各自从 0 出发",
     "the chosen down, the rejected down further": "偏好回复往下，非偏好回复降得更多",
-    "three policies, each 4 nats ahead on the pair: the chosen answer's log-ratio r_w is 3, 2 or −1":
-        "三个策略，在这对回复上都领先 4 奈特：偏好回复的对数比 r_w 分别是 3、2、−1",
-    "(β = 0.5, the reference's log-probs 0)": "（β = 0.5，参考模型的对数概率为 0）",
+    "three policies, each 4 nats ahead on the pair: the chosen answer's log-ratio":
+        "三个策略，在这对回复上都领先 4 奈特：偏好回复的对数比",
+    "is 3, 2 or −1 (β = 0.5, the reference's log-probs 0)":
+        "分别是 3、2、−1（β = 0.5，参考模型的对数概率为 0）",
+    "One pair's loss, in float64.": "一对回复的损失，用 float64 计算。",
     "at the reference (r_w = r_l = 0): how hard each loss pulls each log-ratio up, −∂L/∂r":
         "在参考点（r_w = r_l = 0）：每个损失把每个对数比往上拉的力度，−∂L/∂r",
     " at the reference: pull on r_w ": " 在参考点：对 r_w 的拉力 ",
     ", on r_l ": "，对 r_l 的拉力 ",
-    'no "−0.000"': "不出现 \"−0.000\"",
+    "a pull of exactly 0 prints as 0.000, not −0.000": "恰好为 0 的拉力打印成 0.000，而不是 −0.000",
 }
 # --8<-- [end:zh]

@@ -14,8 +14,8 @@ import numpy as np
 from ._validate import as_float_arrays, check_ndim, check_same_shape, number
 from .policy_losses import _sigmoid
 
-__all__ = ["APO_ANCHORS", "PREFERENCE_LOSS_TYPES", "apo_loss", "dpo_loss", "ipo_loss", "kto_loss",
-           "orpo_odds_ratio_loss", "preference_loss", "robust_dpo_loss", "simpo_loss"]
+__all__ = ["apo_loss", "dpo_loss", "ipo_loss", "kto_loss", "orpo_odds_ratio_loss",
+           "preference_loss", "robust_dpo_loss", "simpo_loss"]
 
 
 def dpo_loss(log_p_w, log_p_l, ref_log_p_w, ref_log_p_l, beta: float = 0.1):

@@ -11,13 +11,13 @@ import pytest
 import torch
 
 from rl_ops_numpy import (
-    PREFERENCE_LOSS_TYPES,
     apo_loss,
     dpo_loss,
     ipo_loss,
     preference_loss,
     robust_dpo_loss,
 )
+from rl_ops_numpy.dpo import PREFERENCE_LOSS_TYPES
 
 from .cases import Case, cases, tolerance
 from .conftest import lesson_function

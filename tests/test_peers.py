@@ -28,7 +28,6 @@ import torch
 
 from peers.vectors import decode, read
 from rl_ops_numpy import (
-    PREFERENCE_LOSS_TYPES,
     aggregate_loss,
     cispo_loss,
     compute_gae,
@@ -61,6 +60,7 @@ from rl_ops_numpy import (
     token_logprobs,
     value_clipped_loss,
 )
+from rl_ops_numpy.dpo import PREFERENCE_LOSS_TYPES
 from site_build import pins
 
 from .conftest import ROOT, lesson_function

@@ -328,12 +328,13 @@ def apo_loss(chosen_logps, rejected_logps, ref_chosen_logps, ref_rejected_logps,
     DPO's loss sees only the margin $r_w - r_l$: a pair whose chosen and rejected log-probs both
     fall, the rejected one faster, gains as much as one whose chosen log-prob rises. APO says
     which way each side must go. "zero" (the chosen answers are better than the policy's own)
-    pushes $r_w$ up and $r_l$ down, each from 0, the reference: at a fixed margin its loss is
-    least where $r_w = -r_l$. "down" (the policy is already better than the chosen answers)
+    pushes $r_w$ up and $r_l$ down, each from 0, the reference: at a fixed positive margin its
+    loss is least where $r_w = -r_l$. "down" (the policy is already better than the chosen answers)
     pushes the margin up and $r_w$ down: at the reference its whole pull is on the rejected
-    answer ($\partial\mathcal{L}/\partial r_w = \beta/4 - \beta/4 = 0$), and as the margin is won
-    it lowers the chosen answer too, so both fall, the rejected one further. Each term is a
-    sigmoid: the loss saturates, in [0, 2].
+    answer ($\partial\mathcal{L}/\partial r_w = \beta/4 - \beta/4 = 0$), and at a fixed margin it
+    only falls as $r_w$ falls, so both answers fall, the rejected one further. Each term is a
+    sigmoid: the loss saturates between 0 and 2, on the wrong side of its target as on the right
+    one (where DPO's pull on a wrong pair tends to β).
 
     Args:
         chosen_logps, rejected_logps, ref_chosen_logps, ref_rejected_logps: ``[N]`` summed
@@ -342,8 +343,8 @@ def apo_loss(chosen_logps, rejected_logps, ref_chosen_logps, ref_rejected_logps,
         anchor: ``"zero"`` or ``"down"`` (TRL's ``loss_type`` ``"apo_zero"``, ``"apo_down"``).
 
     Returns:
-        ``[N]`` the loss of each pair, in [0, 2]; 1 at the reference (both log-ratios 0), for
-        either anchor.
+        ``[N]`` the loss of each pair, between 0 and 2; 1 at the reference (both log-ratios 0),
+        for either anchor.
 
     ``1 − σ(x)`` is computed as ``σ(−x)``. TRL 1.16.0's ``DPOTrainer._compute_loss`` with
     ``loss_type=["apo_zero"]`` or ``["apo_down"]`` is this formula on summed log-probs
@@ -381,12 +382,14 @@ def preference_loss(loss_type: str, chosen_logps, rejected_logps, ref_chosen_log
     $\Delta = r_w - r_l$, ε the ``label_smoothing`` and τ the ``discopop_tau``:
 
     - ``sigmoid``: $-\log\sigma(\beta\Delta)$, DPO (:func:`dpo_loss`).
-    - ``hinge``: $\max(0,\ 1 - \beta\Delta)$, SLiC (Zhao et al. 2023): 0 once
-      $\Delta \ge 1/\beta$.
+    - ``hinge``: $\max(0,\ 1 - \beta\Delta)$, SLiC's hinge (Zhao et al. 2023) on log-ratios to the
+      reference (RSO's "hinge-norm", Liu et al. 2023): 0 once $\Delta \ge 1/\beta$.
     - ``ipo``: :func:`ipo_loss`, on per-token log-ratios (needs the lengths).
     - ``exo_pair``: $q(\log q - \log(1-\varepsilon)) + (1-q)(\log(1-q) - \log\varepsilon)$ with
       $q = \sigma(\beta\Delta)$, EXO (Ji et al. 2024): $\mathrm{KL}(q \,\|\, 1-\varepsilon)$
-      between two-point distributions; ε in (0, 1).
+      between two-point distributions, least at
+      $\beta\Delta = \log\frac{1-\varepsilon}{\varepsilon}$ (a target margin, like IPO's);
+      ε in (0, 1).
     - ``nca_pair``: $-\log\sigma(\beta r_w) - \tfrac12\log\sigma(-\beta r_w)
       - \tfrac12\log\sigma(-\beta r_l)$, NCA (Chen et al. 2024).
     - ``robust``: :func:`robust_dpo_loss`.
@@ -395,11 +398,11 @@ def preference_loss(loss_type: str, chosen_logps, rejected_logps, ref_chosen_log
     - ``sppo_hard``: $(r_w - \tfrac{1}{2\beta})^2 + (r_l + \tfrac{1}{2\beta})^2$, SPPO (Wu et
       al. 2024) with hard labels (the winner's probability 1).
     - ``aot``: $-(1-\varepsilon)\log\sigma(\beta\delta_i) - \varepsilon\log\sigma(-\beta\delta_i)$,
-      $\delta_i$ the *i*-th smallest policy log-ratio $\log\pi_\theta(y_w) - \log\pi_\theta(y_l)$
-      of the batch minus the *i*-th smallest reference one: AOT (Melnyk et al. 2024), the
-      batch's two distributions compared rank by rank.
+      $\delta_i$ the batch's *i*-th smallest policy difference $\log\pi_\theta(y_w) -
+      \log\pi_\theta(y_l)$ minus its *i*-th smallest reference difference: AOT (Melnyk et al.
+      2024), the batch's two distributions compared rank by rank.
     - ``aot_unpaired``: the same with $\delta_i$ the *i*-th smallest $r_w$ minus the *i*-th
-      smallest $r_l$.
+      smallest $r_l$: which answers were paired is ignored.
     - ``apo_zero``, ``apo_down``: :func:`apo_loss`.
     - ``discopop``: $(1 - m)(-\log\sigma(x)) + m\,e^{-x}$ with $x = \beta\Delta$ and
       $m = \sigma(x/\tau)$, DiscoPOP (Lu et al. 2024).
@@ -407,7 +410,9 @@ def preference_loss(loss_type: str, chosen_logps, rejected_logps, ref_chosen_log
       log-ratios (needs the lengths).
 
     The losses that take $r_w$ and $r_l$ apart (nca_pair, bco_pair, sppo_hard, the APOs) say
-    where each side should go, not only how far apart; the others see the margin alone.
+    where each side should go, not only how far apart; sigmoid, hinge, ipo, exo_pair, robust,
+    discopop and sigmoid_norm see each pair's margin alone; the AOTs see no pair's margin, only
+    the batch's sorted values.
 
     Args:
         loss_type: one of :data:`PREFERENCE_LOSS_TYPES`.
@@ -427,10 +432,10 @@ def preference_loss(loss_type: str, chosen_logps, rejected_logps, ref_chosen_log
     (with the default ``f_divergence_type="reverse_kl"``, ``use_weighting=False`` and
     ``ld_alpha=None``) and adds their batch means, each times its ``loss_weights`` entry. Where
     it differs: DiscoPOP's $m\,e^{-x}$ is computed here as $e^{\log m - x}$, finite where TRL's
-    ``torch.exp(-logits)`` overflows and $m$ underflows to 0 (0 · ∞: NaN in float32 once
-    $x < -88.7$); "exo_pair" at ε = 0 raises here, as TRL's config does, and TRL takes its
-    log ε and log(1 − ε) of a float32 tensor (``torch.tensor(self.label_smoothing)``) whatever
-    the inputs' dtype, a relative 1e-8 off in float64. OpenRLHF 0.11.2's
+    ``torch.exp(-logits)`` overflows and $m$ underflows to 0 (0 · ∞: NaN, in float32 once
+    $x < -88.7$ at τ = 0.05); "exo_pair" at ε = 0 raises here, as TRL's trainer does, and TRL
+    takes its log ε and log(1 − ε) of a float32 tensor (``torch.tensor(self.label_smoothing)``)
+    whatever the inputs' dtype, a relative 1e-8 off in float64. OpenRLHF 0.11.2's
     ``DPOLoss`` has only DPO (with cDPO's smoothing) and IPO on summed log-ratios.
     """
     if loss_type not in PREFERENCE_LOSS_TYPES:

@@ -333,7 +333,7 @@ def _anchored_losses(r_l: float, beta: float) -> list[np.ndarray]:
 
 ANCHORED_TYPES = ("sigmoid", "bco_pair", "nca_pair", "sppo_hard", "apo_zero", "apo_down")
 ANCHOR_X = np.round(np.arange(-40, 61) / 10, 6)  # r_w from −4 to 6
-REJECTED = (-2.0, -1.0, 0.0, 1.0, 2.0)
+REJECTED = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0)  # SPPO's least value, (r_l + 1/(2β))², stays in view
 
 
 def _loss_modes() -> tuple[Series, ...]:
@@ -484,13 +484,16 @@ FIGURES = {f.id: f for f in (
         id="dpo_margin",
         caption={
             "en": "TRL's loss types that see only the margin Δ = r_w − r_l, against Δ: where a "
-                  "curve flattens the loss stops pushing. DPO never quite does; hinge stops at "
-                  "Δ = 1/β; IPO pulls Δ back to 1/(2β); robust DPO (ε = 0.1) never stops and goes "
-                  "below 0; EXO (ε = 0.1) and DiscoPOP (τ = 0.05) bend DPO's curve.",
+                  "curve flattens the loss stops pushing, where it rises it pushes back. DPO "
+                  "never quite stops; hinge stops at Δ = 1/β; IPO pulls Δ back to 1/(2β) and EXO "
+                  "(ε = 0.1) to βΔ = ln 9; robust DPO (ε = 0.1) never stops and goes below 0; "
+                  "DiscoPOP (τ = 0.05) rises a little near Δ = 0, pushing the margin the wrong "
+                  "way there.",
             "zh": "TRL 里只看差值 Δ = r_w − r_l 的几种 loss_type 随 Δ 的变化：曲线变平的地方，损失"
-                  "就不再推了。DPO 永远不会完全停下；hinge 在 Δ = 1/β 处停下；IPO 把 Δ 拉回"
-                  " 1/(2β)；稳健 DPO（ε = 0.1）从不停下，还会低于 0；EXO（ε = 0.1）和 DiscoPOP"
-                  "（τ = 0.05）改变了 DPO 曲线的弯法。",
+                  "就不再推了，曲线上升的地方，它往回推。DPO 永远不会完全停下；hinge 在 Δ = 1/β "
+                  "处停下；IPO 把 Δ 拉回 1/(2β)，EXO（ε = 0.1）把它拉回 βΔ = ln 9；稳健 DPO"
+                  "（ε = 0.1）从不停下，还会低于 0；DiscoPOP（τ = 0.05）在 Δ = 0 附近略微上升，"
+                  "在那里把差值往错误的方向推。",
         },
         x_label={"en": "margin Δ = r_w − r_l (nats)", "zh": "差值 Δ = r_w − r_l（奈特）"},
         y_label={"en": "loss", "zh": "损失"},
@@ -508,27 +511,27 @@ FIGURES = {f.id: f for f in (
                   "log-ratio r_w, for the rejected one's r_l you choose; DPO (dashed) only "
                   "moves sideways with r_l. NCA and SPPO want r_w at a finite place (ln 2/β, "
                   "1/(2β)); APO-down wants it at r_l/2 once the rejected answer is below the "
-                  "reference (r_l < 0), and is flat at r_l = 0; BCO and APO-zero keep pushing it "
-                  "up, APO-zero less and less.",
+                  "reference (r_l < 0), is flat at r_l = 0, and above it pushes r_w away from "
+                  "r_l/2 either way; BCO and APO-zero keep pushing it up, APO-zero less and less.",
             "zh": "TRL 里分别看两边的几种 loss_type，随偏好回复的对数比 r_w 的变化，非偏好回复的 "
                   "r_l 由你选；DPO（虚线）随 r_l 只会左右平移。NCA 和 SPPO 想把 r_w 停在某个有限的"
                   "位置（ln 2/β、1/(2β)）；非偏好回复低于参考模型（r_l < 0）时，APO-down 想把它停"
-                  "在 r_l/2，r_l = 0 时它是平的；BCO 和 APO-zero 一直把它往上推，APO-zero 推得越来"
-                  "越轻。",
+                  "在 r_l/2，r_l = 0 时它是平的，r_l > 0 时它把 r_w 从 r_l/2 往两边推开；BCO 和 "
+                  "APO-zero 一直把它往上推，APO-zero 推得越来越轻。",
         },
         x_label={"en": "chosen log-ratio r_w (nats)", "zh": "偏好回复的对数比 r_w（奈特）"},
         y_label={"en": "loss", "zh": "损失"},
         x=ANCHOR_X,
         controls=(
             Control("r_l", {"en": "rejected log-ratio r_l", "zh": "非偏好回复的对数比 r_l"},
-                    REJECTED, _texts(REJECTED), 2),
+                    REJECTED, _texts(REJECTED), REJECTED.index(0.0)),
             Control("beta", {"en": "β", "zh": "β"}, DPO_BETAS, _texts(DPO_BETAS), 1),
         ),
         series=(Series({"en": "sigmoid (DPO)", "zh": "sigmoid（DPO）"}, dash=True),
                 Series("bco_pair"), Series("nca_pair"), Series("sppo_hard"),
                 Series("apo_zero"), Series("apo_down")),
         compute=_anchored_losses,
-        y_range=(0.0, 4.0),
+        y_range=(0.0, 5.0),
     ),
 )}
 

@@ -130,6 +130,16 @@ def test_hinge_is_zero_exactly_once_the_margin_reaches_one_over_beta():
     assert _at("hinge", 1.0, 0.0) == pytest.approx(0.5)  # 1 − βΔ, β = 0.5
 
 
+@pytest.mark.parametrize("eps", [1e-3, 0.1, 0.3])
+def test_exo_pair_has_a_target_margin_log_1_minus_eps_over_eps(eps):
+    beta = 0.5
+    target = math.log((1 - eps) / eps) / beta
+    h = 1e-4 * target
+    at = _at("exo_pair", target, 0.0, label_smoothing=eps)
+    assert at < _at("exo_pair", target - h, 0.0, label_smoothing=eps)
+    assert at < _at("exo_pair", target + h, 0.0, label_smoothing=eps)
+
+
 def test_sppo_hard_is_zero_at_its_two_targets_and_not_where_dpo_would_stop():
     assert _at("sppo_hard", 1.0, -1.0) == 0.0  # r_w = 1/(2β), r_l = −1/(2β)
     assert _at("sppo_hard", 3.0, 1.0) == pytest.approx(8.0)  # the same margin, elsewhere
@@ -147,6 +157,9 @@ def test_at_a_fixed_margin_dpo_is_blind_to_the_level_and_the_anchored_losses_are
     down = [_at("apo_down", 1.0 + s, -1.0 + s) for s in shifts]
     assert np.argmin(zero) == 2 and np.allclose(zero, zero[::-1], rtol=1e-14)
     assert np.all(np.diff(down) > 0)
+    # a negative margin: the same place is APO-zero's worst
+    wrong = [_at("apo_zero", -1.0 + s, 1.0 + s) for s in shifts]
+    assert np.argmax(wrong) == 2
     for loss_type in ("bco_pair", "nca_pair", "sppo_hard"):
         values = [_at(loss_type, 1.0 + s, -1.0 + s) for s in shifts]
         assert np.ptp(values) > 0.1, loss_type

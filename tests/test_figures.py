@@ -179,10 +179,14 @@ def test_the_dpo_margin_figure_is_each_loss_of_the_margin_and_where_each_stops_p
     assert abs(delta[np.argmin(ipo)] - 1 / (2 * beta)) <= 0.05 + 1e-9  # the axis' step is 0.1
     assert np.all(np.diff(robust) < 0) and robust.min() < 0
     assert np.all(np.diff(dpo) < 0) and dpo.min() > 0
+    # EXO least at βΔ = ln((1 − ε)/ε) = ln 9; DiscoPOP rising somewhere near Δ = 0 (|βΔ| ≤ 0.2)
+    assert abs(beta * delta[np.argmin(exo)] - math.log(9)) <= beta * 0.05 + 1e-9
+    near = np.abs(beta * delta) <= 0.2 + 1e-9
+    assert np.any(np.diff(discopop[near]) > 0)
 
 
 @pytest.mark.parametrize("beta", [0.5, 1.0, 2.0])
-@pytest.mark.parametrize("r_l", [-2.0, -1.0, 0.0, 1.0, 2.0])
+@pytest.mark.parametrize("r_l", [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0])
 def test_the_dpo_anchored_figure_is_each_loss_of_the_chosen_log_ratio_and_where_it_wants_it(
         r_l, beta):
     r_w, (dpo, bco, nca, sppo, apo_zero, apo_down) = drawn("dpo_anchored", r_l=r_l, beta=beta)
@@ -204,11 +208,16 @@ def test_the_dpo_anchored_figure_is_each_loss_of_the_chosen_log_ratio_and_where_
     # NCA least at ln 2/β, SPPO at 1/(2β) (to the axis' step of 0.1)
     assert abs(r_w[np.argmin(nca)] - math.log(2) / beta) <= 0.05 + 1e-9
     assert abs(r_w[np.argmin(sppo)] - 1 / (2 * beta)) <= 0.05 + 1e-9
-    # APO-down least at r_l/2 below the reference, flat at r_l = 0
+    # APO-down least at r_l/2 below the reference, flat at r_l = 0, greatest there above it
     if r_l < 0:
-        assert r_w[np.argmin(apo_down)] == pytest.approx(r_l / 2)
+        assert abs(r_w[np.argmin(apo_down)] - r_l / 2) <= 0.05 + 1e-9
     if r_l == 0:
         np.testing.assert_allclose(apo_down, 1.0, rtol=1e-6)
+    if r_l > 0:
+        assert abs(r_w[np.argmax(apo_down)] - r_l / 2) <= 0.05 + 1e-9
+    # the places the caption names are in view: each of those minima below the top of the plot
+    top = FIGURES["dpo_anchored"].y_range[1]
+    assert nca.min() < top and sppo.min() < top and apo_down.min() < top
     # BCO and APO-zero keep pushing r_w up, APO-zero less and less
     assert np.all(np.diff(bco) < 0) and np.all(np.diff(apo_zero) < 0)
     assert np.all(np.diff(apo_zero, 2)[r_w[1:-1] > 0] > 0)

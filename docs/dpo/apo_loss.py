@@ -73,7 +73,7 @@ def inputs(draw):
 # printed string, and its translation (site_build/lessons.py: translate).
 ZH = {
     "APO: each side's log-ratio anchored, not only their difference.":
-        "APO：锚定每一边的对数比，而不只是它们的差。",
+        "APO：锚定每一边的对数比，而不只是它们的差值。",
     "summed log-probs under the policy": "策略下求和的对数概率",
     "the same under the reference": "参考模型下的同样的量",
     '(the chosen answers are better than the policy\'s own) or "down"':

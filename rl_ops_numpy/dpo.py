@@ -480,7 +480,7 @@ def preference_loss(loss_type: str, chosen_logps, rejected_logps, ref_chosen_log
     if loss_type in ("aot", "aot_unpaired"):
         eps = number("label_smoothing", label_smoothing, low=0, high=1)
         if loss_type == "aot":
-            # δ_i: the i-th smallest policy log-ratio minus the i-th smallest reference one
+            # δ_i: the i-th smallest policy difference minus the i-th smallest reference one
             delta = np.sort(w - lo) - np.sort(rw - rl)
         else:
             # δ_i: the i-th smallest r_w minus the i-th smallest r_l

@@ -311,7 +311,7 @@ def _margin_losses(beta: float) -> list[np.ndarray]:
     from rl_ops_numpy import preference_loss
 
     # one pair per margin Δ on the axis: the whole margin on the chosen side, lengths of 1
-    delta, zero, ones = MARGIN_X, np.zeros_like(MARGIN_X), np.ones_like(MARGIN_X)
+    delta, zero, ones = DPO_X, np.zeros_like(DPO_X), np.ones_like(DPO_X)
     return [preference_loss(t, delta, zero, zero, zero, beta=beta, chosen_lengths=ones,
                             rejected_lengths=ones, **MARGIN_SETTINGS.get(t, {}))
             for t in MARGIN_TYPES]
@@ -319,7 +319,7 @@ def _margin_losses(beta: float) -> list[np.ndarray]:
 
 MARGIN_TYPES = ("sigmoid", "hinge", "ipo", "robust", "exo_pair", "discopop")
 MARGIN_SETTINGS = {"robust": {"label_smoothing": 0.1}, "exo_pair": {"label_smoothing": 0.1}}
-MARGIN_X = np.round(np.arange(-40, 61) / 10, 6)  # Δ from −4 to 6
+DPO_X = np.round(np.arange(-40, 61) / 10, 6)  # Δ, or r_w, from −4 to 6
 DPO_BETAS = (0.5, 1.0, 2.0)
 
 
@@ -327,12 +327,11 @@ def _anchored_losses(r_l: float, beta: float) -> list[np.ndarray]:
     from rl_ops_numpy import preference_loss
 
     # one pair per chosen log-ratio r_w on the axis, the rejected one's r_l
-    r_w, zero = ANCHOR_X, np.zeros_like(ANCHOR_X)
+    r_w, zero = DPO_X, np.zeros_like(DPO_X)
     return [preference_loss(t, r_w, zero + r_l, zero, zero, beta=beta) for t in ANCHORED_TYPES]
 
 
 ANCHORED_TYPES = ("sigmoid", "bco_pair", "nca_pair", "sppo_hard", "apo_zero", "apo_down")
-ANCHOR_X = np.round(np.arange(-40, 61) / 10, 6)  # r_w from −4 to 6
 REJECTED = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0)  # SPPO's least value, (r_l + 1/(2β))², stays in view
 
 
@@ -497,7 +496,7 @@ FIGURES = {f.id: f for f in (
         },
         x_label={"en": "margin Δ = r_w − r_l (nats)", "zh": "差值 Δ = r_w − r_l（奈特）"},
         y_label={"en": "loss", "zh": "损失"},
-        x=MARGIN_X,
+        x=DPO_X,
         controls=(Control("beta", {"en": "β", "zh": "β"}, DPO_BETAS, _texts(DPO_BETAS), 1),),
         series=(Series({"en": "sigmoid (DPO)", "zh": "sigmoid（DPO）"}), Series("hinge"),
                 Series("ipo"), Series("robust"), Series("exo_pair"), Series("discopop")),
@@ -521,7 +520,7 @@ FIGURES = {f.id: f for f in (
         },
         x_label={"en": "chosen log-ratio r_w (nats)", "zh": "偏好回复的对数比 r_w（奈特）"},
         y_label={"en": "loss", "zh": "损失"},
-        x=ANCHOR_X,
+        x=DPO_X,
         controls=(
             Control("r_l", {"en": "rejected log-ratio r_l", "zh": "非偏好回复的对数比 r_l"},
                     REJECTED, _texts(REJECTED), REJECTED.index(0.0)),

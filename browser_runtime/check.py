@@ -33,17 +33,27 @@ import time
 
 import numpy as np
 
-from .exercises import Exercise, get
+from .exercises import MASKS, Exercise, get, padding
 from .runner import CELL, format_exception, format_syntax_error, parts_from
 
 CASES = 36  # random inputs per check
 SHRINK_CALLS = 80  # at most this many calls of the learner's function while shrinking
 SHRINK_SECONDS = 1.0  # and at most this long
-MASKS = frozenset({"mask", "response_mask"})  # inputs that hold 0/1 flags
+# an output with more values than this many times the largest input (and at least LARGE_MIN) is
+# refused in the learner's worker, by its shape: no operator here makes more values than it reads
+LARGE_FACTOR, LARGE_MIN = 64, 4096
 
 
 class Raised(str):
     """What a call of the learner's function raised, already formatted in their terms."""
+
+
+class Oversized:
+    """An output with far more values than the inputs allow (:func:`_bounded`): only its shape
+    is kept, and the report shows that shape against the one expected."""
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = tuple(int(n) for n in shape)
 
 
 # numbers a learner's function may return, by exact type (a subclass could run its own code)
@@ -65,6 +75,8 @@ def _to_numpy(x: object) -> object:
     kind = type(x)
     if kind is tuple or kind is list:
         return tuple(_to_numpy(v) for v in x)
+    if kind is Oversized:
+        return x
     layer, *real = _tensor_classes()
     if kind is layer:
         data = x._data
@@ -103,8 +115,11 @@ def _differs(got: object, want: object, ex: Exercise) -> dict | None:
 
     - ``{"code": "count", "got": n, "expected": m}``: n values returned, m expected;
     - ``{"code": "shape", "got": [..], "expected": [..]}``;
-    - ``{"code": "values", "at": [[i, j], ...]}``: the first (at most 3) places that differ, none
-      for a scalar;
+    - ``{"code": "tuple", "got": n, "expected": [..]}``: a tuple of n values where one tensor of
+      shape ``expected`` is wanted;
+    - ``{"code": "values", "at": [[i, j], ...], "first": {"got": "nan", "expected": "1"}}``: the
+      first (at most 3) places that differ and the two values at the first (none for a scalar,
+      whose values the report shows whole);
     - any of them with ``"output": k`` (1-based) when the k-th of several outputs differs.
     Check's other reasons: ``{"code": "raised", "message": traceback}`` (the learner's function
     raised) and ``{"code": "type", "message": ...}`` (it returned something that is no tensor).
@@ -118,15 +133,28 @@ def _differs(got: object, want: object, ex: Exercise) -> dict | None:
             if why:
                 return {**why, "output": i + 1}
         return None
+    if isinstance(got, tuple):
+        return {"code": "tuple", "got": len(got), "expected": list(want.shape)}
+    if isinstance(got, Oversized):
+        return {"code": "shape", "got": list(got.shape), "expected": list(want.shape)}
     assert isinstance(got, np.ndarray) and isinstance(want, np.ndarray)
     if got.shape != want.shape and not (got.size == 1 and want.size == 1):
         return {"code": "shape", "got": list(got.shape), "expected": list(want.shape)}
-    close = np.isclose(got.reshape(want.shape), want, rtol=ex.rtol, atol=ex.atol,
-                       equal_nan=True)
+    got = got.reshape(want.shape)
+    close = np.isclose(got, want, rtol=ex.rtol, atol=ex.atol, equal_nan=True)
     if not close.all():
-        at = [list(map(int, i)) for i in np.argwhere(~close)[:3]] if want.ndim else []
-        return {"code": "values", "at": at}
+        if not want.ndim:
+            return {"code": "values", "at": []}
+        wrong = np.argwhere(~close)
+        first = tuple(wrong[0])
+        return {"code": "values", "at": [list(map(int, i)) for i in wrong[:3]],
+                "first": {"got": _number(got[first]), "expected": _number(want[first])}}
     return None
+
+
+def _number(x: object) -> str:
+    """One value as the report shows it: nan, inf, -inf or six significant digits."""
+    return f"{float(x):.6g}"
 
 
 def define(code: str, name: str, parts: list[dict] | None = None) -> tuple[object, str | None]:
@@ -158,11 +186,30 @@ def _call(fn, inputs: dict, code: str, parts: list[dict] | None) -> object:
     as_tensors = [torch.tensor(v) if isinstance(v, np.ndarray) else v for v in inputs.values()]
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            return fn(*as_tensors)
+            out = fn(*as_tensors)
     except KeyboardInterrupt:
         raise
     except BaseException as err:
         return Raised(format_exception(err, code, parts_from(parts, code)).strip())
+    largest = max([np.size(v) for v in inputs.values() if isinstance(v, np.ndarray)] + [1])
+    return _bounded(out, max(LARGE_FACTOR * largest, LARGE_MIN))
+
+
+def _bounded(x: object, limit: int) -> object:
+    """``x``, or :class:`Oversized` in place of each tensor or array of more than ``limit``
+    values (read by exact type, as :func:`_to_numpy` reads them), so that phase 1 never hands
+    the judge millions of numbers."""
+    kind = type(x)
+    if kind is tuple or kind is list:
+        return kind(_bounded(v, limit) for v in x)
+    layer, *real = _tensor_classes()
+    if kind is layer and type(x._data) is np.ndarray:
+        shape = x._data.shape
+    elif (real and kind is real[0]) or kind is np.ndarray:
+        shape = tuple(x.shape)
+    else:
+        return x
+    return Oversized(shape) if int(np.prod(shape, dtype=np.int64)) > limit else x
 
 
 def learner_outputs(exercise: str | Exercise, code: str, parts: list[dict] | None = None,
@@ -217,7 +264,9 @@ def _wrong(raw: object, want: object, ex: Exercise) -> bool:
 
 def _simpler(inputs: dict) -> list[dict]:
     """Inputs one step simpler than ``inputs``, most promising first: fewer rows, a shorter
-    sequence, no padding in the mask, values rounded to one decimal, then to integers."""
+    sequence, no padding in the mask, plain zeros where padding holds NaN, inf or huge values,
+    values rounded to one decimal, then to integers (the finite ones: what padding holds is
+    what may have made the case fail, and stays)."""
     arrays = {k: v for k, v in inputs.items() if isinstance(v, np.ndarray) and v.ndim}
     out: list[dict] = []
     if not arrays:
@@ -232,20 +281,51 @@ def _simpler(inputs: dict) -> list[dict]:
     wide = [v for v in arrays.values() if v.ndim == 2]
     if wide:
         T = wide[0].shape[1]  # response length
-        for t in range(1, T):
-            out.append({k: v[:, :t] if k in arrays and v.ndim == 2 and v.shape[1] == T else v
+        for cut in [slice(None, t) for t in range(1, T)] + [slice(t, None) for t in range(1, T)]:
+            # the first t tokens, then the last T − t (padding that made it fail may be either)
+            out.append({k: v[:, cut] if k in arrays and v.ndim == 2 and v.shape[1] == T else v
                         for k, v in inputs.items()})
     for k in MASKS & arrays.keys():
         if not (arrays[k] == 1).all():
             out.append({**inputs, k: np.ones_like(arrays[k])})
+    pad, padded = padding(inputs)
+    plain = {k: np.where(pad & ~_tame(inputs[k]), 0, inputs[k]).astype(inputs[k].dtype)
+             for k in padded if (pad & ~_tame(inputs[k])).any()}
+    if plain:
+        out.append({**inputs, **plain})
     for digits in (1, 0):
-        rounded = {k: np.round(v, digits) for k, v in arrays.items()
-                   if k not in MASKS and v.dtype.kind == "f" and np.isfinite(v).all()
-                   and not (np.round(v, digits) == v).all()}
+        rounded = {}
+        for k, v in arrays.items():
+            if k in MASKS or v.dtype.kind != "f":
+                continue
+            r = np.where(_tame(v), np.round(v, digits), v).astype(v.dtype)
+            if not np.array_equal(r, v, equal_nan=True):
+                rounded[k] = r
         if rounded:
             out.append({**inputs, **rounded})
             break
     return out
+
+
+def _tame(x: np.ndarray) -> np.ndarray:
+    """Where ``x`` is finite and not huge (below 1e6 in size): values a person rounds."""
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(x) & (np.abs(x) < 1e6)
+
+
+def _padding_holds(inputs: dict) -> list[str]:
+    """What the padding of ``inputs`` holds that no real value would: of "nan", "inf", "-inf",
+    "huge" (at least 1e6 in size), those present, for the report."""
+    pad, names = padding(inputs)
+    seen = set()
+    for k in names:
+        v = inputs[k][pad]
+        with np.errstate(invalid="ignore"):
+            seen |= {"nan"} if np.isnan(v).any() else set()
+            seen |= {"inf"} if (v == np.inf).any() else set()
+            seen |= {"-inf"} if (v == -np.inf).any() else set()
+            seen |= {"huge"} if (np.isfinite(v) & (np.abs(v) >= 1e6)).any() else set()
+    return [w for w in ("-inf", "inf", "nan", "huge") if w in seen]
 
 
 def shrink(ex: Exercise, inputs: dict, raw: object, call, calls: int = SHRINK_CALLS,
@@ -289,14 +369,16 @@ def _inputs_read(shown: object, like: dict) -> dict | None:
     return {name: v.copy() if type(v) is np.ndarray else v for name, v in shown.items()}
 
 
-def _described(case: int, inputs: dict, want: object, got: object, reason: dict,
-               shrunk: bool = False) -> dict:
+def _described(ex: Exercise, case: int, inputs: dict, want: object, got: object,
+               reason: dict, shrunk: bool = False) -> dict:
     return {
         "case": case + 1,
         "shrunk": shrunk,
         "inputs": {k: _show(_as_shown(v)) for k, v in inputs.items()},
+        "left_out": ex.left_out(inputs),
+        "padding": _padding_holds(inputs),
         "expected": _show(want),
-        "got": "" if got is None else _show(got),
+        "got": "" if got is None or isinstance(got, Oversized) else _show(got),
         "reason": reason,
     }
 
@@ -305,9 +387,11 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
     """Phase 2 (the judge's, or in one call under CPython): the references, compared with the
     learner's outputs of phase 1.
 
-    Returns ``{"total", "passed", "seed", "failures": [{"case", "shrunk", "inputs", "expected",
-    "got", "reason"}], "error"}`` (``seed``: the inputs', which reproduce them;
-    ``reason``: a code with its values, :func:`_differs`); one failure
+    Returns ``{"total", "passed", "seed", "failures": [{"case", "shrunk", "inputs", "left_out",
+    "padding", "expected", "got", "reason"}], "error"}`` (``seed``: the inputs', which reproduce
+    them; ``left_out``: the arguments not passed, each with its default; ``padding``: what the
+    padding holds that no real value would, of "-inf", "inf", "nan", "huge"; ``reason``: a code
+    with its values, :func:`_differs`); one failure
     is described: the smallest failing case phase 1 found, if the reference confirms it, else
     the first failing case as drawn.
     """
@@ -337,7 +421,7 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
         if reason is None:
             result["passed"] += 1
         elif not result["failures"]:
-            result["failures"].append(_described(case, inputs, want, got, reason))
+            result["failures"].append(_described(ex, case, inputs, want, got, reason))
             first_inputs = inputs
     if result["failures"] and type(shrunk) is tuple and len(shrunk) == 3:
         case, shrunk_inputs, raw = shrunk
@@ -346,7 +430,7 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
             want = _want(ex, small)
             if want is not None and type(raw) is Raised:
                 reason = {"code": "raised", "message": str.__str__(raw)}
-                result["failures"] = [_described(case, small, want, None, reason, True)]
+                result["failures"] = [_described(ex, case, small, want, None, reason, True)]
             elif want is not None:
                 try:
                     got = _to_numpy(raw)
@@ -354,7 +438,7 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
                 except TypeError:
                     reason = None  # the case as drawn says it better
                 if reason is not None:
-                    result["failures"] = [_described(case, small, want, got, reason, True)]
+                    result["failures"] = [_described(ex, case, small, want, got, reason, True)]
     return result
 
 
@@ -396,6 +480,8 @@ def _plain(x: object) -> Plain:
     def write(v: object) -> Plain:
         if isinstance(v, tuple):
             return [write(u) for u in v]
+        if isinstance(v, Oversized):
+            return {"shape": list(v.shape), "oversized": True}
         array = np.asarray(v, dtype=np.float64)
         return {"shape": [int(n) for n in array.shape], "data": [float(f) for f in array.ravel()]}
 
@@ -429,6 +515,9 @@ def _read_values(p: object) -> object:
     :func:`_plain` writes; anything else raises ValueError."""
     if type(p) is list:
         return tuple(_read_values(v) for v in p)
+    if type(p) is dict and set(p) == {"shape", "oversized"} and p["oversized"] is True \
+            and type(p["shape"]) is list and all(type(n) is int and 0 <= n for n in p["shape"]):
+        return Oversized(tuple(p["shape"]))
     if type(p) is not dict or set(p) != {"shape", "data"} or type(p["shape"]) is not list \
             or type(p["data"]) is not list:
         raise ValueError("not plain values")

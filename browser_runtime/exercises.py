@@ -19,7 +19,25 @@ sizes, masks of every layout, normals, choices, and what several exercises draw 
 scores, advantages). After ``TITLE`` the section may set, each on a line of its own:
 ``REFERENCE = "compute_gae_episode"``, the ``rl_ops_numpy`` function Check compares with when it
 is not the one of the exercise's own name; ``TIMEOUT``, the seconds one run may take in the
-browser; ``RTOL, ATOL``, how close Check wants the values (:class:`Exercise` holds the defaults).
+browser; ``RTOL, ATOL``, how close Check wants the values (:class:`Exercise` holds the defaults);
+``PADDING``, what each input may hold on padding (below).
+
+**Inputs that teach.** What ``inputs(draw)`` returns is only the start of a case
+(:meth:`Exercise.inputs`); two things are added to it, so that the mistakes a page warns about
+change the result:
+
+- *Padding holds anything.* Real log-probs of pad tokens are −inf or NaN as often as not, and
+  an operator must give the same answer whatever padding holds. In two thirds of the cases whose
+  mask (an input named in :data:`MASKS`) has padding, every float input of the mask's shape gets
+  non-finite or huge values on the padding: by default each position one of NaN, ±inf, ±1e30
+  (``"anything"``); ``PADDING = {"new_logprobs": "logprob"}`` says an input holds what log-probs
+  of padding hold (−inf, NaN, −1e30); ``"finite"`` leaves its padding as drawn (say why beside).
+  A multiply by the mask (0 × inf is NaN) or a blend where the answer selects then fails.
+- *Defaults are left out.* In a quarter of the cases the tail of the arguments that have a
+  default in the lesson's signature is not passed (in another quarter a part of that tail), so
+  the learner's defaults are the ones used and the reference's (which must be the lesson's) are
+  compared with them: a typed ``lam=0.9`` for ``lam=0.95`` fails. A case that must pass an
+  argument says so: ``draw.keep("k_ratio")``.
 
 The id of an exercise is ``<chapter>/<name>`` (``ppo/compute_gae``), unique across the site: the
 page, the download, the drill, saved work and Check all use it. The site build parses the section
@@ -39,6 +57,20 @@ import numpy as np
 
 Inputs = dict[str, Any]
 
+# inputs that hold 0/1 flags: padding is where they are 0
+MASKS = frozenset({"mask", "response_mask"})
+
+# what an input may hold on padding (PADDING in a check section): the values drawn there, each
+# position one of them; "finite" leaves the padding as the section drew it
+BIG = 1e30  # finite in float32 (whose largest is 3.4e38), but its square or exp is not
+PADDING_VALUES = {
+    "anything": (np.nan, np.inf, -np.inf, BIG, -BIG),
+    "logprob": (-np.inf, -np.inf, np.nan, -BIG),  # log 0, a NaN, a masked logit's log-prob
+    "finite": (),
+}
+PADDED_SHARE = 2 / 3  # of the cases with padding, those whose padding holds such values
+LEFT_OUT_SHARE = 1 / 4  # of the cases, those that leave every default out (and as many, some)
+
 # mask layouts, by case number: full rows, right-padded, left-padded, a prompt in front and
 # padding behind, holes, whole rows of padding, nothing at all
 LAYOUTS = ("full", "right", "left", "both", "holes", "zero_rows", "all_zero")
@@ -50,6 +82,7 @@ _CONSTANTS = {
     "TIMEOUT": (False, (int, float)),
     "RTOL": (False, (int, float)),
     "ATOL": (False, (int, float)),
+    "PADDING": (False, dict),
 }
 
 
@@ -70,10 +103,28 @@ def mask(rng: np.random.Generator, B: int, T: int, layout: str) -> np.ndarray:
         elif layout == "holes":
             m[b] = rng.random(T) < 0.6
         elif layout == "zero_rows":
-            m[b, :n] = 1 if rng.random() < 0.5 else 0
+            m[b, :n] = 1
         elif layout != "all_zero":
             raise ValueError(f"unknown mask layout {layout!r}; known: {', '.join(LAYOUTS)}")
+    if layout == "zero_rows":  # rows of padding only: some, and (B ≥ 2) not all of them
+        empty = rng.random(B) < 0.5
+        if B >= 2 and (empty.all() or not empty.any()):
+            empty[int(rng.integers(0, B))] ^= True
+        m[empty] = 0
     return m
+
+
+def padding(inputs: Inputs) -> tuple[np.ndarray, list[str]]:
+    """Where the padding of ``inputs`` is (bool, True on padding; a 0-d False without a mask:
+    an input named in :data:`MASKS`) and the float inputs of the mask's shape, which may hold
+    anything there."""
+    masks = [v for k, v in inputs.items() if k in MASKS and isinstance(v, np.ndarray)]
+    if not masks:
+        return np.zeros((), bool), []
+    pad = masks[0] == 0
+    names = [k for k, v in inputs.items() if k not in MASKS and isinstance(v, np.ndarray)
+             and v.dtype.kind == "f" and v.shape == pad.shape]
+    return pad, names
 
 
 class Draw:
@@ -90,6 +141,12 @@ class Draw:
         self.case = case
         self.dtype = dtype
         self._size = size
+        self.kept: set[str] = set()  # arguments this case passes even where it leaves defaults out
+
+    def keep(self, *names: str) -> None:
+        """Pass these arguments in this case even if they have defaults (a value the case needs:
+        ``k_ratio = 1.0`` where a smaller one would make a tie)."""
+        self.kept.update(names)
 
     def size(self, max_b: int = 4, max_t: int = 8) -> tuple[int, int]:
         """``(B, T)``, batch and response length: (1, 1) for case 0, else up to ``max_b`` ×
@@ -163,13 +220,19 @@ class Exercise:
     timeout: float = 10.0
     rtol: float = 1e-4
     atol: float = 1e-5
+    padding: dict[str, str] = field(default_factory=dict)  # input -> a key of PADDING_VALUES
+    # the lesson's parameters that have a default, in order, each with its default's source text
+    defaults: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, id: str, function: str, source: str,
-              languages: tuple[str, ...] | None = None) -> Exercise:
+              languages: tuple[str, ...] | None = None,
+              defaults: dict[str, str] | None = None) -> Exercise:
         """Read the constants of a check section (as literals: nothing runs) and make sure it
         defines ``inputs(draw)`` and, given the site's ``languages`` (the build gives them:
-        site_build.languages), a title in each. Errors name the exercise and what is wrong."""
+        site_build.languages), a title in each. ``defaults``: the lesson function's parameters
+        that have a default (name -> its source text), which a share of cases leaves out. Errors
+        name the exercise and what is wrong."""
         where = f"{id}: the check section"
         try:
             tree = ast.parse(source)
@@ -197,40 +260,99 @@ class Exercise:
             raise ValueError(f"{where}: TITLE needs one title per language {languages}")
         if not any(isinstance(n, ast.FunctionDef) and n.name == "inputs" for n in tree.body):
             raise ValueError(f"{where} does not define inputs(draw)")
+        padding = values.get("PADDING", {})
+        for name, kind in padding.items():
+            if kind not in PADDING_VALUES:
+                raise ValueError(f"{where}: PADDING[{name!r}] = {kind!r}; it may be one of "
+                                 f"{sorted(PADDING_VALUES)}")
         return cls(
             id=id, function=function, source=source, title=dict(values["TITLE"]),
             reference=values.get("REFERENCE", function),
             timeout=float(values.get("TIMEOUT", cls.timeout)),
             rtol=float(values.get("RTOL", cls.rtol)), atol=float(values.get("ATOL", cls.atol)),
+            padding=dict(padding), defaults=dict(defaults or {}),
         )
 
-    def inputs(self, seed: int, case: int, **draw: Any) -> Inputs:
-        """The arguments of case ``case`` (see :class:`Draw` for ``draw``'s options)."""
+    def drawn(self, seed: int, case: int, **draw: Any) -> tuple[Inputs, Draw]:
+        """What the section's ``inputs(draw)`` returns for case ``case``, and the draw it used."""
         namespace: dict = {"__name__": f"check_{self.id.replace('/', '_')}"}
         exec(compile(self.source, f"<check section of {self.id}>", "exec"), namespace)
-        return namespace["inputs"](Draw(seed, case, **draw))
+        source = Draw(seed, case, **draw)
+        return namespace["inputs"](source), source
+
+    def inputs(self, seed: int, case: int, **draw: Any) -> Inputs:
+        """The arguments of case ``case`` (see :class:`Draw` for ``draw``'s options): what the
+        section draws, with padding that holds anything and defaults left out in a share of the
+        cases (see the module's docstring: inputs that teach)."""
+        values, source = self.drawn(seed, case, **draw)
+        teach = np.random.default_rng([seed, case, 1])  # apart from the section's own draws
+        values = self._pad(values, teach)
+        return self._leave_out(values, teach, source.kept)
+
+    def _pad(self, inputs: Inputs, rng: np.random.Generator) -> Inputs:
+        """In :data:`PADDED_SHARE` of the cases with padding, each padded input's padding gets
+        the values its ``PADDING`` kind may hold (``"anything"`` unless the section says)."""
+        pad, names = padding(inputs)
+        if not pad.any() or rng.random() >= PADDED_SHARE:
+            return inputs
+        out = dict(inputs)
+        for name in names:
+            choices = PADDING_VALUES[self.padding.get(name, "anything")]
+            if choices:
+                x = out[name].copy()
+                picks = rng.integers(0, len(choices), int(pad.sum()))
+                x[pad] = np.asarray(choices, dtype=x.dtype)[picks]
+                out[name] = x
+        return out
+
+    def _leave_out(self, inputs: Inputs, rng: np.random.Generator, kept: set[str]) -> Inputs:
+        """Leave out the tail of the arguments that have defaults (but those the case keeps):
+        all of it in :data:`LEFT_OUT_SHARE` of the cases, so that each default is used in at
+        least that share, and a shorter part of it in as many again."""
+        names = list(inputs)
+        tail = 0
+        while tail < len(names) and names[-1 - tail] in self.defaults \
+                and names[-1 - tail] not in kept:
+            tail += 1
+        draw = rng.random()
+        if draw < LEFT_OUT_SHARE:
+            drop = tail
+        elif draw < 2 * LEFT_OUT_SHARE and tail >= 2:
+            drop = int(rng.integers(1, tail))
+        else:
+            drop = 0
+        return {k: inputs[k] for k in names[: len(names) - drop]}
+
+    def left_out(self, inputs: Inputs) -> dict[str, str]:
+        """The arguments with defaults that ``inputs`` does not pass, each with its default."""
+        return {k: v for k, v in self.defaults.items() if k not in inputs}
 
     def expected(self, inputs: Inputs) -> Any:
-        """What the NumPy reference gives for ``inputs``."""
+        """What the NumPy reference gives for ``inputs`` (quietly: padding that holds inf
+        overflows where the reference computes before it masks, as torch does without a word)."""
         import rl_ops_numpy
 
-        return getattr(rl_ops_numpy, self.reference)(**inputs)
+        with np.errstate(all="ignore"):
+            return getattr(rl_ops_numpy, self.reference)(**inputs)
 
-    def entry(self) -> dict[str, str]:
+    def entry(self) -> dict:
         """What the wheel's ``exercises.json`` keeps: everything else is parsed from it."""
-        return {"id": self.id, "function": self.function, "source": self.source}
+        return {"id": self.id, "function": self.function, "source": self.source,
+                "defaults": self.defaults}
 
 
 MANIFEST = "exercises.json"  # inside this package, in the wheel the site ships
 
 
-def _read_manifest() -> tuple[tuple[str, str, str], ...]:
-    """The wheel's manifest as ``(id, function, source)`` tuples; empty outside the wheel."""
+def _read_manifest() -> tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...]:
+    """The wheel's manifest as ``(id, function, source, defaults)`` tuples (defaults as pairs);
+    empty outside the wheel."""
     path = resources.files(__package__) / MANIFEST
     if not path.is_file():
         return ()
     entries = json.loads(path.read_text(encoding="utf-8"))
-    return tuple((e["id"], e["function"], e["source"]) for e in entries)
+    return tuple((e["id"], e["function"], e["source"], tuple(e["defaults"].items()))
+                 for e in entries)
 
 
 # Read once, when trusted code imports this module, into a tuple of strings: a learner's run can
@@ -244,13 +366,13 @@ def get(exercise: str | Exercise) -> Exercise:
     """An exercise of the wheel's manifest by id, or the exercise itself (tests, CPython)."""
     if isinstance(exercise, Exercise):
         return exercise
-    for id, function, source in _ENTRIES:
+    for id, function, source, defaults in _ENTRIES:
         if id == exercise:
-            return Exercise.parse(id, function, source)
+            return Exercise.parse(id, function, source, defaults=dict(defaults))
     if not _ENTRIES:
         raise LookupError(
             f"{MANIFEST} is missing: the site build writes it into the wheel; under CPython, "
             "pass Exercise objects made from the lesson files (site_build.lessons)"
         )
-    known = ", ".join(id for id, _, _ in _ENTRIES)
+    known = ", ".join(entry[0] for entry in _ENTRIES)
     raise KeyError(f"no exercise {exercise!r}; there are: {known}")

@@ -19,6 +19,14 @@ in pymdownx.snippets syntax::
     TITLE and inputs(draw): the exercise's manifest (browser_runtime/exercises.py)
     # --8<-- [end:check]
 
+    # --8<-- [start:traps]
+    TRAPS = [("what the page warns about", "the answer's text", "the mistake's text"), ...]
+    # --8<-- [end:traps]
+
+The ``traps`` section lists every mistake the exercise's TODO comments, hints and page warn
+about, each as a change to the answer (:attr:`Lesson.traps`); ``tests/test_mutants.py`` makes
+each one and proves that Check fails it at every seed.
+
 From it this module derives, never by hand:
 
 - the blanked exercise (``x = _____``), for the page and the download;
@@ -53,6 +61,23 @@ TRANSLATED_SECTIONS = ("exercise", "test", "example")
 TABLE_NAME = {"zh": "ZH"}  # language -> the dict its section (named by the language) sets
 # what every lesson's docstring says alike, translated once here; a file's own table adds to it
 SHARED_TABLE = {"zh": {"Args:": "参数：", "Returns:": "返回："}}
+
+
+@dataclass(frozen=True)
+class Trap:
+    """A mistake a page warns about, as a change to the answer: ``old`` (text of the exercise
+    section, found exactly once) becomes ``new``."""
+
+    why: str  # what the page says, and where (a TODO, a hint, the walkthrough)
+    old: str
+    new: str
+
+    def apply(self, code: str) -> str:
+        """``code`` (the answer) with the mistake made; ValueError unless ``old`` is there once."""
+        if code.count(self.old) != 1:
+            raise ValueError(f"trap {self.why!r}: {self.old!r} occurs {code.count(self.old)} "
+                             "times in the answer, not once")
+        return code.replace(self.old, self.new)
 
 
 @dataclass(frozen=True)
@@ -150,8 +175,31 @@ class Lesson:
 
     @cached_property
     def manifest(self) -> Exercise:
-        """The check section, parsed: title, reference, time limit, tolerances, inputs."""
-        return Exercise.parse(self.id, self.name, self.section("check"), LANGUAGES)
+        """The check section, parsed: title, reference, time limit, tolerances, inputs; with the
+        function's defaults, which a share of Check's cases leaves out."""
+        return Exercise.parse(self.id, self.name, self.section("check"), LANGUAGES,
+                              defaults=self.defaults)
+
+    @cached_property
+    def defaults(self) -> dict[str, str]:
+        """The function's parameters that have a default, in order: name -> the default's
+        source text (``{"gamma": "1.0", "lam": "0.95"}``)."""
+        args = self.function.args
+        positional = args.posonlyargs + args.args
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults,
+                         strict=True))
+        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]
+        return {a.arg: ast.get_source_segment(self.text, d) or ast.unparse(d) for a, d in pairs}
+
+    @cached_property
+    def traps(self) -> list[Trap]:
+        """The mistakes the page warns about (the ``traps`` section's ``TRAPS``, a literal)."""
+        if "traps" not in self.section_spans:
+            return []
+        for node in ast.parse(self.section("traps")).body:
+            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "TRAPS":
+                return [Trap(*entry) for entry in ast.literal_eval(node.value)]
+        raise ValueError(f"{self.path}: the traps section does not set TRAPS")
 
     # ---- blanks ----------------------------------------------------------------------------
 

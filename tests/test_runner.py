@@ -139,19 +139,23 @@ def test_check_rejects_wrong_answers_and_shows_the_inputs(exercise_id, old, new)
 
 
 def test_checks_reasons_are_codes_with_their_values_for_the_page_to_word():
-    """Check answers in data (the page words it in its language): shape, count, values, the
-    k-th output, the learner's exception."""
+    """Check answers in data (the page words it in its language): shape, count, values (the
+    first place's two values), the k-th output, a tuple for one tensor, the learner's
+    exception."""
     from browser_runtime.check import _differs
 
     ex = EXERCISES["ppo/importance_ratio"]
     a = np.zeros((2, 3))
     assert _differs(np.zeros((2, 4)), a, ex) == {"code": "shape", "got": [2, 4], "expected": [2, 3]}
     b = a.copy()
-    b[1, 2] = 1.0
-    assert _differs(b, a, ex) == {"code": "values", "at": [[1, 2]]}
+    b[1, 2] = np.nan
+    first = {"got": "nan", "expected": "0"}
+    assert _differs(b, a, ex) == {"code": "values", "at": [[1, 2]], "first": first}
     assert _differs(np.array(1.0), np.array(0.0), ex) == {"code": "values", "at": []}
-    assert _differs((a, b), (a, a), ex) == {"code": "values", "at": [[1, 2]], "output": 2}
+    assert _differs((a, b), (a, a), ex) == {"code": "values", "at": [[1, 2]], "first": first,
+                                            "output": 2}
     assert _differs(a, (a, a), ex) == {"code": "count", "got": 1, "expected": 2}
+    assert _differs((a, a), a, ex) == {"code": "tuple", "got": 2, "expected": [2, 3]}
     raising = "def importance_ratio(*args):\n    raise ValueError('no')\n"
     failure = check(ex, raising)["failures"][0]
     reason = failure["reason"]

@@ -82,6 +82,9 @@ for b in range(2):
 
 # --8<-- [start:check]
 TITLE = {"en": "CISPO Loss", "zh": "CISPO 损失"}
+# what log-probs of padding hold: −inf, NaN
+PADDING = {"new_logprobs": "logprob",
+           "old_logprobs": "logprob"}
 
 
 def inputs(draw):

@@ -103,13 +103,20 @@ for L in [10, 100, 1000]:
 
 # --8<-- [start:check]
 TITLE = {"en": "GSPO Loss", "zh": "GSPO 损失"}
+# GSPO's clip range is 10⁻⁴ wide: a clip at 3.6e-4 for 4e-4 moves the loss by a few 10⁻⁵ of
+# itself, which Check must see (the browser's float32 agrees with the reference to ~10⁻⁶)
+RTOL, ATOL = 1e-5, 1e-6
+# what log-probs of padding hold: −inf, NaN
+PADDING = {"new_logprobs": "logprob",
+           "old_logprobs": "logprob"}
 
 
 def inputs(draw):
     B, T = draw.size()
     old = draw.normal((B, T), 0.5, -1.0)
-    # a policy that moved a little (s near the clip) or a lot
-    new = old + draw.normal((B, T), draw.choice([1e-3, 0.3]))
+    # a policy that moved a little (s near the clip), a lot, or far (log s beyond verl's cap)
+    new = old + draw.normal((B, T), draw.choice([1e-3, 0.3])) \
+        + draw.choice([0.0, 0.0, 12.0]) * draw.choice([0.0, 1.0], (B, 1))
     return {"new_logprobs": new, "old_logprobs": old,
             "advantages": draw.advantages(B, T),
             "mask": draw.mask(B, T),

@@ -107,6 +107,9 @@ for coef in [0.0, 1.0]:
 
 # --8<-- [start:check]
 TITLE = {"en": "KL-Cov", "zh": "KL-Cov"}
+# what log-probs of padding hold: −inf, NaN
+PADDING = {"new_logprobs": "logprob",
+           "old_logprobs": "logprob"}
 
 
 def inputs(draw):

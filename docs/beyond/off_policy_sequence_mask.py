@@ -54,15 +54,24 @@ for delta in [0.0, 0.1, 0.6]:
 
 # --8<-- [start:check]
 TITLE = {"en": "Off-Policy Sequence Mask", "zh": "Off-policy 序列掩码"}
+# what log-probs of padding hold: −inf, NaN
+PADDING = {"logprobs": "logprob",
+           "sampling_logprobs": "logprob"}
 
 
 def inputs(draw):
-    B, T = draw.size()
+    B, T = draw.size(max_b=8)
+    threshold = draw.choice([0.0, 0.05, 0.1, 0.2, 0.5])
     sampling = draw.normal((B, T), 1.0, -2.0)
-    drift = draw.normal((B, 1), 0.3) + draw.normal((B, T), 0.2)  # log π_sampling − log π_θ
-    return {"advantages": draw.normal((B, 1)), "logprobs": sampling - drift,
-            "sampling_logprobs": sampling, "mask": draw.mask(B, T),
-            "threshold": draw.choice([0.0, 0.05, 0.2, 0.5])}
+    # each row's log π_sampling − log π_θ: 0 (sampled by the policy itself: KL exactly 0), a
+    # mean KL near δ on either side (where the mean over the row's tokens decides), or anywhere
+    kind = draw.choice([0.0, 1.0, 1.0, 2.0], (B, 1))
+    drift = (kind == 1) * (threshold or 0.05) * draw.lognormal((B, 1), 0.5) \
+        + (kind == 2) * draw.normal((B, 1), 0.3) + (kind > 0) * draw.normal((B, T), 0.05)
+    # Â: a quarter of them exactly 0 (a group whose scores are all equal), kept
+    advantages = draw.normal((B, 1)) * draw.choice([0.0, 1.0, 1.0, 1.0], (B, 1))
+    return {"advantages": advantages, "logprobs": sampling - drift,
+            "sampling_logprobs": sampling, "mask": draw.mask(B, T), "threshold": threshold}
 # --8<-- [end:check]
 
 

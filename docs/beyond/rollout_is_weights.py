@@ -79,6 +79,9 @@ for T in [1, 10, 100]:
 # --8<-- [start:check]
 TITLE = {"en": "Rollout Importance Weights (TIS / IcePop)",
          "zh": "Rollout 重要性权重（TIS / IcePop）"}
+# what log-probs of padding hold: −inf, NaN
+PADDING = {"train_logprobs": "logprob",
+           "rollout_logprobs": "logprob"}
 
 
 def inputs(draw):

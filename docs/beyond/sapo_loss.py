@@ -95,6 +95,9 @@ print(f"the mean of the two responses' means: {loss.item():+.4f}")
 
 # --8<-- [start:check]
 TITLE = {"en": "SAPO's Soft Gate", "zh": "SAPO 的软门控"}
+# what log-probs of padding hold: −inf, NaN
+PADDING = {"new_logprobs": "logprob",
+           "old_logprobs": "logprob"}
 
 
 def inputs(draw):

@@ -67,6 +67,10 @@ print(f"with β·k3: {kl.item():+.4f}")
 
 # --8<-- [start:check]
 TITLE = {"en": "GRPO Policy Loss", "zh": "GRPO 策略损失"}
+# what log-probs of padding hold: −inf, NaN
+PADDING = {"new_logprobs": "logprob",
+           "old_logprobs": "logprob",
+           "ref_logprobs": "logprob"}
 
 
 def inputs(draw):

@@ -47,6 +47,9 @@ print(f"exp(log ρ)·mask + (1 - mask), [0, 3:] = {naive[0, 3:]}")
 
 # --8<-- [start:check]
 TITLE = {"en": "Importance Ratio", "zh": "重要性采样比"}
+# what log-probs of padding hold: −inf, NaN
+PADDING = {"new_logprobs": "logprob",
+           "old_logprobs": "logprob"}
 
 
 def inputs(draw):

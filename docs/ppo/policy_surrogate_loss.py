@@ -58,6 +58,9 @@ print(f"mask[1, 3] = 0: {clean.item():+.4f};"
 
 # --8<-- [start:check]
 TITLE = {"en": "Clipped Surrogate Loss", "zh": "Clipped Surrogate 策略损失"}
+# what log-probs of padding hold: −inf, NaN
+PADDING = {"new_logprobs": "logprob",
+           "old_logprobs": "logprob"}
 
 
 def inputs(draw):

@@ -61,6 +61,9 @@ print(f"−inf at [0, 0]: the same rewards: {torch.equal(padded, rewards)}")
 
 # --8<-- [start:check]
 TITLE = {"en": "Token Reward Shaping", "zh": "token 级奖励塑形"}
+# what log-probs of padding hold: −inf, NaN
+PADDING = {"logprobs": "logprob",
+           "ref_logprobs": "logprob"}
 
 
 def inputs(draw):

@@ -76,3 +76,19 @@ ZH = {
     "fill after exp": "exp 之后再填",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("TODO 2, walkthrough: a multiply by the mask lets −inf − (−inf) = NaN through",
+     "log_ratio.masked_fill(mask == 0, 0.0)", "log_ratio * mask"),
+    ("the source's fill after exp, exp(log ρ)·mask + (1 − mask): NaN on padding",
+     "log_ratio = log_ratio.masked_fill(mask == 0, 0.0)\n",
+     "log_ratio = log_ratio.exp() * mask + (1 - mask)\n    log_ratio = log_ratio.log()\n"),
+    ("walkthrough: torch.where(mask, ratio, 1.0) after exp: right values, NaN gradient",
+     "log_ratio = log_ratio.masked_fill(mask == 0, 0.0)\n",
+     "log_ratio = torch.where(mask == 1, log_ratio.exp(), 1.0).log()\n"),
+]
+# --8<-- [end:traps]

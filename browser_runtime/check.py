@@ -14,6 +14,14 @@ interpreters, so that nothing the learner's code does can take part in the verdi
    its inputs and the seed, as plain data the page formats in the reader's language. The page
    draws a fresh seed for every Check, so no table of one seed's answers passes.
 
+**Gradients.** Where the page teaches the gradient (the check section's ``GRADIENT``: the inputs
+that carry one in training), a right value is not enough: a missing ``.detach()`` or a
+``torch.where`` after ``exp`` (NaN gradients on padding) gives the right numbers. Phase 1 also
+takes the gradient of Σ u·output (u: fixed random weights drawn from the seed) with respect to
+those inputs, by autograd (real torch's, or the browser layer's), and the judge compares it with
+the same gradient of the lesson's own answer, which it runs itself (site code, never the
+learner's), on every case whose values agree.
+
 **The smallest failing case.** Phase 1 also shrinks the first failing case (fewer rows, shorter
 sequences, a mask with no padding, rounder values, for as long as the learner's function still
 disagrees with the reference; :func:`shrink`). Phase 1 runs with the learner's code loaded, so
@@ -212,13 +220,61 @@ def _bounded(x: object, limit: int) -> object:
     return Oversized(shape) if int(np.prod(shape, dtype=np.int64)) > limit else x
 
 
+def _weights(seed: int, case: int, output: object) -> list[np.ndarray]:
+    """The fixed random weights u of each output (float64, its shape), by which the gradient
+    of Σ u·output is taken: the same in phase 1 and for the judge's answer."""
+    rng = np.random.default_rng([seed, case, 2])
+    outputs = output if isinstance(output, tuple) else (output,)
+    return [rng.normal(size=tuple(getattr(o, "shape", ()))) for o in outputs]
+
+
+def gradients(fn, ex: Exercise, inputs: dict, seed: int, case: int, code: str = "",
+              parts: list[dict] | None = None) -> dict | Raised:
+    """The gradient of Σ u·output of ``fn`` on ``inputs`` with respect to each input named in
+    ``ex.gradient`` (by autograd: real torch under CPython, the layer in the browser), as
+    float64 arrays by name; zeros where no output depends on an input through the graph (a
+    ``.detach()``). The inputs are passed as in training: results of a graph (``x * 1``), so
+    the function may write into them. What the call raised is returned as :class:`Raised`, in
+    the terms of ``code`` and ``parts`` (the learner's, for their tracebacks)."""
+    import torch
+
+    leaves, args = {}, []
+    for name, v in inputs.items():
+        if name in ex.gradient and isinstance(v, np.ndarray):
+            leaves[name] = torch.tensor(v, requires_grad=True)
+            args.append(leaves[name] * 1)
+        else:
+            args.append(torch.tensor(v) if isinstance(v, np.ndarray) else v)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            out = fn(*args)
+            outs = out if isinstance(out, tuple) else (out,)
+            total = None
+            for o, u in zip(outs, _weights(seed, case, out), strict=True):
+                if isinstance(o, torch.Tensor) and o.requires_grad:
+                    term = (o * torch.tensor(u, dtype=o.dtype)).sum()
+                    total = term if total is None else total + term
+            if total is None:
+                found = [None] * len(leaves)
+            else:
+                found = torch.autograd.grad(total, list(leaves.values()), allow_unused=True)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:
+        return Raised(format_exception(err, code, parts_from(parts, code)).strip())
+    return {name: np.zeros(np.shape(inputs[name])) if g is None
+            else np.asarray(g.detach().numpy(), dtype=np.float64)
+            for name, g in zip(leaves, found, strict=True)}
+
+
 def learner_outputs(exercise: str | Exercise, code: str, parts: list[dict] | None = None,
-                    cases: int = CASES, seed: int = 0) -> tuple[list, str | None, object]:
+                    cases: int = CASES, seed: int = 0) -> tuple[list, str | None, object, object]:
     """Phase 1 (the learner's code runs): define their function and call it on each case.
 
-    Returns ``(outputs, error, shrunk)``: one entry per case, what the call returned or a
-    :class:`Raised` message, and the smallest failing case found (:func:`shrink`) or None; or
-    ``([], error, None)`` when the code does not even define the function, or when anything
+    Returns ``(outputs, error, shrunk, gradients)``: one entry per case, what the call returned
+    or a :class:`Raised` message, the smallest failing case found (:func:`shrink`) or None, and
+    where the exercise sets ``GRADIENT`` one entry per case of :func:`gradients` (else None);
+    or ``([], error, None, None)`` when the code does not even define the function, or when anything
     raised once it ran: a ``KeyboardInterrupt`` of the learner's own (a Stop ends the job as
     stopped whatever this returns), or what the learner's code changed (a patched ``numpy``
     that breaks drawing the inputs). Those are the learner's errors, shown as theirs, never
@@ -228,7 +284,7 @@ def learner_outputs(exercise: str | Exercise, code: str, parts: list[dict] | Non
     try:
         fn, error = define(code, ex.function, parts)
         if error:
-            return [], error, None
+            return [], error, None, None
         outputs = [_call(fn, ex.inputs(seed, case), code, parts) for case in range(cases)]
         shrunk = None
         for case, raw in enumerate(outputs):
@@ -236,9 +292,15 @@ def learner_outputs(exercise: str | Exercise, code: str, parts: list[dict] | Non
             if _wrong(raw, _want(ex, inputs), ex):
                 shrunk = (case, *shrink(ex, inputs, raw, lambda x: _call(fn, x, code, parts)))
                 break
+        grads = None
+        if ex.gradient:
+            grads = [None if type(raw) is Raised or isinstance(raw, Oversized)
+                     else gradients(fn, ex, ex.inputs(seed, case), seed, case, code, parts)
+                     for case, raw in enumerate(outputs)]
     except BaseException as err:
-        return [], format_exception(err, code, parts_from(parts, code)), None
-    return outputs, None, shrunk
+        return [], format_exception(err, code, parts_from(parts, code)), None, None
+    return outputs, None, shrunk, grads
+
 
 
 def _want(ex: Exercise, inputs: dict) -> object:
@@ -397,7 +459,7 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
     """
     if type(phase1) is not tuple:
         phase1 = ([], "the code could not run")
-    outputs, error, shrunk = (*phase1, None)[:3]
+    outputs, error, shrunk, grads = (*phase1, None, None)[:4]
     error = error if type(error) is str else None if error is None else "the code could not run"
     result: dict = {"total": cases, "passed": 0, "seed": seed, "failures": [], "error": error}
     if error:
@@ -418,6 +480,9 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
                 reason = _differs(got, want, ex)
             except TypeError as err:
                 got, reason = None, {"code": "type", "message": str(err)}
+        if reason is None and ex.gradient:
+            theirs = grads[case] if type(grads) is list and case < len(grads) else None
+            reason = _gradient_differs(theirs, _answer_gradients(ex, inputs, seed, case), ex)
         if reason is None:
             result["passed"] += 1
         elif not result["failures"]:
@@ -442,6 +507,43 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
     return result
 
 
+# the gradient's tolerance: ten times the values' (a gradient is a difference of values)
+GRADIENT_RTOL, GRADIENT_ATOL = 10, 10
+
+
+def _answer_gradients(ex: Exercise, inputs: dict, seed: int, case: int) -> dict:
+    """The gradients of the lesson's own answer (site code, run here by the judge)."""
+    namespace: dict = {"__name__": f"answer_{ex.id.replace('/', '_')}"}
+    exec(compile(ex.answer, f"<answer of {ex.id}>", "exec"), namespace)
+    found = gradients(namespace[ex.function], ex, inputs, seed, case)
+    if type(found) is Raised:
+        raise RuntimeError(f"the answer of {ex.id} has no gradient here: {found}")
+    return found
+
+
+def _gradient_differs(theirs: object, want: dict, ex: Exercise) -> dict | None:
+    """Why the learner's gradients (phase 1's, read strictly) are not the answer's, or None:
+    ``{"code": "raised", ...}`` when taking them raised, ``{"code": "gradient", "input": name,
+    "at": [...], "first": {"got", "expected"}}`` at the first input whose gradient differs."""
+    if type(theirs) is Raised:
+        return {"code": "raised", "message": str.__str__(theirs)}
+    if type(theirs) is not dict or set(theirs) != set(want):
+        return {"code": "gradient", "input": next(iter(want)), "at": [], "first": None}
+    for name, w in want.items():
+        g = theirs[name]
+        if type(g) is not np.ndarray or g.shape != w.shape:
+            return {"code": "gradient", "input": name, "at": [], "first": None}
+        close = np.isclose(g, w, rtol=GRADIENT_RTOL * ex.rtol, atol=GRADIENT_ATOL * ex.atol,
+                           equal_nan=True)
+        if not close.all():
+            wrong = np.argwhere(~close)
+            first = tuple(wrong[0])
+            return {"code": "gradient", "input": name,
+                    "at": [list(map(int, i)) for i in wrong[:3]],
+                    "first": {"got": _number(g[first]), "expected": _number(w[first])}}
+    return None
+
+
 def _reference_numpy(x: object) -> object:
     """The reference's result (NumPy values, numbers or tuples of them) in float64."""
     if isinstance(x, tuple):
@@ -451,7 +553,7 @@ def _reference_numpy(x: object) -> object:
 
 def check(exercise: str | Exercise, code: str, parts: list[dict] | None = None,
           cases: int = CASES, seed: int = 0) -> dict:
-    """Phases 1 and 3 in one call (no interpreter to put back in between): CPython, tests."""
+    """Phases 1 and 2 in one call (no interpreter to put back in between): CPython, tests."""
     return verdict(exercise, learner_outputs(exercise, code, parts, cases, seed), cases, seed)
 
 
@@ -490,10 +592,12 @@ def _plain(x: object) -> Plain:
 
 def plain_phase1(phase1: tuple) -> dict:
     """Phase 1's result (:func:`learner_outputs`) as plain data for the judge: ``{"outputs",
-    "error", "shrunk": {"case", "inputs", "output"} | None}``. Runs in the learner's
-    interpreter: nothing here is trusted by the judge."""
-    outputs, error, shrunk = phase1
-    plain: dict = {"outputs": [_plain(raw) for raw in outputs], "error": error, "shrunk": None}
+    "error", "shrunk": {"case", "inputs", "output"} | None, "gradients": [{name: values} |
+    {"raised": traceback} | None] | None}``. Runs in the learner's interpreter: nothing here is
+    trusted by the judge."""
+    outputs, error, shrunk, grads = (*phase1, None)[:4]
+    plain: dict = {"outputs": [_plain(raw) for raw in outputs], "error": error, "shrunk": None,
+                   "gradients": None if grads is None else [_plain_gradients(g) for g in grads]}
     if shrunk is not None:
         case, inputs, raw = shrunk
         plain["shrunk"] = {
@@ -504,6 +608,29 @@ def plain_phase1(phase1: tuple) -> dict:
             "output": _plain(raw),
         }
     return plain
+
+
+def _plain_gradients(g: object) -> Plain:
+    if type(g) is Raised:
+        return {"raised": str.__str__(g)}
+    if type(g) is not dict:
+        return None
+    return {name: {"shape": [int(n) for n in a.shape],
+                   "data": [float(f) for f in np.ravel(a)]} for name, a in g.items()}
+
+
+def _read_gradients(p: object, names: tuple[str, ...]) -> object:
+    """One case's plain gradients back (:func:`_plain_gradients`), read strictly: a dict of
+    arrays by the exercise's names, a :class:`Raised`, or None."""
+    if type(p) is dict and set(p) == {"raised"} and type(p["raised"]) is str:
+        return Raised(p["raised"])
+    if type(p) is not dict or set(p) != set(names):
+        return None
+    try:
+        read = {name: _read_values(p[name]) for name in names}
+    except (ValueError, TypeError):
+        return None
+    return read if all(type(a) is np.ndarray for a in read.values()) else None
 
 
 class Unreadable(str):
@@ -584,5 +711,8 @@ def judge(exercise: str | Exercise, plain: object, cases: int = CASES, seed: int
         inputs = _read_inputs(shrunk.get("inputs"), like)
         if inputs is not None:
             read_shrunk = (shrunk["case"], inputs, _read_output(shrunk.get("output")))
-    return verdict(exercise, (outputs, error if type(error) is str else None, read_shrunk),
+    grads = plain.get("gradients")
+    names = get(exercise).gradient
+    grads = [_read_gradients(g, names) for g in grads] if type(grads) is list else None
+    return verdict(exercise, (outputs, error if type(error) is str else None, read_shrunk, grads),
                    cases, seed)

@@ -20,7 +20,9 @@ scores, advantages). After ``TITLE`` the section may set, each on a line of its 
 ``REFERENCE = "compute_gae_episode"``, the ``rl_ops_numpy`` function Check compares with when it
 is not the one of the exercise's own name; ``TIMEOUT``, the seconds one run may take in the
 browser; ``RTOL, ATOL``, how close Check wants the values (:class:`Exercise` holds the defaults);
-``PADDING``, what each input may hold on padding (below).
+``PADDING``, what each input may hold on padding (below); ``GRADIENT = ("new_logprobs",)``, the
+inputs that carry a gradient in training, where the page teaches the gradient: Check then also
+compares the learner's gradient with respect to them with the answer's (browser_runtime/check.py).
 
 **Inputs that teach.** What ``inputs(draw)`` returns is only the start of a case
 (:meth:`Exercise.inputs`); two things are added to it, so that the mistakes a page warns about
@@ -83,6 +85,7 @@ _CONSTANTS = {
     "RTOL": (False, (int, float)),
     "ATOL": (False, (int, float)),
     "PADDING": (False, dict),
+    "GRADIENT": (False, tuple),
 }
 
 
@@ -223,16 +226,21 @@ class Exercise:
     padding: dict[str, str] = field(default_factory=dict)  # input -> a key of PADDING_VALUES
     # the lesson's parameters that have a default, in order, each with its default's source text
     defaults: dict[str, str] = field(default_factory=dict)
+    # the inputs that carry a gradient in training (the policy's log-probs, the critic's values):
+    # Check compares the learner's gradient with respect to them with the answer's
+    gradient: tuple[str, ...] = ()
+    answer: str = field(default="", repr=False)  # the lesson's answer: the gradient's reference
 
     @classmethod
     def parse(cls, id: str, function: str, source: str,
               languages: tuple[str, ...] | None = None,
-              defaults: dict[str, str] | None = None) -> Exercise:
+              defaults: dict[str, str] | None = None, answer: str = "") -> Exercise:
         """Read the constants of a check section (as literals: nothing runs) and make sure it
         defines ``inputs(draw)`` and, given the site's ``languages`` (the build gives them:
         site_build.languages), a title in each. ``defaults``: the lesson function's parameters
-        that have a default (name -> its source text), which a share of cases leaves out. Errors
-        name the exercise and what is wrong."""
+        that have a default (name -> its source text), which a share of cases leaves out;
+        ``answer``: the lesson's exercise section, answered (the gradient's reference, where the
+        section sets ``GRADIENT``). Errors name the exercise and what is wrong."""
         where = f"{id}: the check section"
         try:
             tree = ast.parse(source)
@@ -256,6 +264,8 @@ class Exercise:
         unknown = sorted(set(values) - set(_CONSTANTS))
         if unknown:
             raise ValueError(f"{where} sets {unknown}; it may set {sorted(_CONSTANTS)}")
+        if values.get("GRADIENT") and not answer and languages is not None:
+            raise ValueError(f"{where} sets GRADIENT, whose reference is the lesson's answer")
         if languages is not None and sorted(values["TITLE"]) != sorted(languages):
             raise ValueError(f"{where}: TITLE needs one title per language {languages}")
         if not any(isinstance(n, ast.FunctionDef) and n.name == "inputs" for n in tree.body):
@@ -271,6 +281,7 @@ class Exercise:
             timeout=float(values.get("TIMEOUT", cls.timeout)),
             rtol=float(values.get("RTOL", cls.rtol)), atol=float(values.get("ATOL", cls.atol)),
             padding=dict(padding), defaults=dict(defaults or {}),
+            gradient=tuple(values.get("GRADIENT", ())), answer=answer,
         )
 
     def drawn(self, seed: int, case: int, **draw: Any) -> tuple[Inputs, Draw]:
@@ -338,20 +349,20 @@ class Exercise:
     def entry(self) -> dict:
         """What the wheel's ``exercises.json`` keeps: everything else is parsed from it."""
         return {"id": self.id, "function": self.function, "source": self.source,
-                "defaults": self.defaults}
+                "defaults": self.defaults, "answer": self.answer if self.gradient else ""}
 
 
 MANIFEST = "exercises.json"  # inside this package, in the wheel the site ships
 
 
-def _read_manifest() -> tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...]:
-    """The wheel's manifest as ``(id, function, source, defaults)`` tuples (defaults as pairs);
-    empty outside the wheel."""
+def _read_manifest() -> tuple[tuple[str, str, str, tuple[tuple[str, str], ...], str], ...]:
+    """The wheel's manifest as ``(id, function, source, defaults, answer)`` tuples (defaults as
+    pairs); empty outside the wheel."""
     path = resources.files(__package__) / MANIFEST
     if not path.is_file():
         return ()
     entries = json.loads(path.read_text(encoding="utf-8"))
-    return tuple((e["id"], e["function"], e["source"], tuple(e["defaults"].items()))
+    return tuple((e["id"], e["function"], e["source"], tuple(e["defaults"].items()), e["answer"])
                  for e in entries)
 
 
@@ -366,9 +377,9 @@ def get(exercise: str | Exercise) -> Exercise:
     """An exercise of the wheel's manifest by id, or the exercise itself (tests, CPython)."""
     if isinstance(exercise, Exercise):
         return exercise
-    for id, function, source, defaults in _ENTRIES:
+    for id, function, source, defaults, answer in _ENTRIES:
         if id == exercise:
-            return Exercise.parse(id, function, source, defaults=dict(defaults))
+            return Exercise.parse(id, function, source, defaults=dict(defaults), answer=answer)
     if not _ENTRIES:
         raise LookupError(
             f"{MANIFEST} is missing: the site build writes it into the wheel; under CPython, "

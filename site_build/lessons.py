@@ -178,7 +178,8 @@ class Lesson:
         """The check section, parsed: title, reference, time limit, tolerances, inputs; with the
         function's defaults, which a share of Check's cases leaves out."""
         return Exercise.parse(self.id, self.name, self.section("check"), LANGUAGES,
-                              defaults=self.defaults)
+                              defaults=self.defaults,
+                              answer=(self.original or self).exercise(blanked=False))
 
     @cached_property
     def defaults(self) -> dict[str, str]:

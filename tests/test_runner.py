@@ -276,7 +276,7 @@ def test_a_wrong_answer_is_shown_on_its_smallest_failing_case(exercise_id):
     from browser_runtime import check as checker
 
     ex = EXERCISES[exercise_id]
-    outputs, error, shrunk = checker.learner_outputs(ex, _scaled(exercise_id))
+    outputs, error, shrunk, _ = checker.learner_outputs(ex, _scaled(exercise_id))
     assert error is None and shrunk is not None
     case, small, raw = shrunk
     drawn = ex.inputs(0, case)
@@ -296,7 +296,7 @@ def test_the_shrunk_case_never_changes_the_count_and_a_forged_one_is_not_shown()
     from browser_runtime import check as checker
 
     ex = EXERCISES["ppo/importance_ratio"]
-    outputs, error, shrunk = checker.learner_outputs(ex, _scaled("ppo/importance_ratio"))
+    outputs, error, shrunk, _ = checker.learner_outputs(ex, _scaled("ppo/importance_ratio"))
     plain = checker.verdict(ex, (outputs, error, None))
     shown = checker.verdict(ex, (outputs, error, shrunk))
     assert plain["passed"] == shown["passed"] < plain["total"]

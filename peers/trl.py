@@ -460,10 +460,14 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                 d = (grid(rng, (B, T), 0.3, dt) + grid(rng, (B, 1), 0.3, dt)).astype(dt)
                 if B > 6:
                     d[0] = 0.25  # a mean KL of exactly 0.25: kept (≤ δ) when δ = 0.25
-                    d[6] = 0.0
-                    d[6, 2] = np.nan  # a token vLLM could not score, in a full row
+                    d[6] = d[8] = d[9] = 0.0
+                    d[6, 2] = np.nan  # the trainer's log-prob NaN, in a full row
                     d[7, 6] = np.nan  # NaN on padding
                 logps = (sampling - d).astype(dt)
+                if B > 6:
+                    # vLLM's log-prob NaN (a token it could not score): on a response token of
+                    # the left-padded row 8, on the hole of row 9; both rows' mean KL is 0
+                    sampling[8, 4] = sampling[9, 2] = np.nan
                 adv = grid(rng, (B, 1), 1.0, dt)
                 adv[: min(B, 4), 0] = [-1.0, 0.0, -1.0, 1.0][: min(B, 4)]
                 adv[6:, 0] = -1.0
@@ -514,6 +518,26 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
                 v.case(name, f"{dtype} {mode} clip_min={clip_min} clip_max={clip_max}", kwargs,
                        inputs, run)
+        # vLLM's log-prob NaN (a token it could not score) on a response token of the full row
+        # (0, 5) and of the holes row (3, 1), and on padding of the right-padded row (1, 6)
+        nan_sampling = sampling.copy()
+        nan_sampling[0, 5] = nan_sampling[3, 1] = nan_sampling[1, 6] = np.nan
+        nan_inputs = {**inputs, "sampling_per_token_logps": nan_sampling}
+        for mode in modes:
+            kwargs = {"vllm_importance_sampling_mode": mode,
+                      "vllm_importance_sampling_clip_min": None,
+                      "vllm_importance_sampling_clip_max": 3.0}
+
+            def run(inputs=nan_inputs, kwargs=kwargs):
+                me = types.SimpleNamespace(**kwargs)
+                ns = _run(vis, self=me, tool_mask=None,
+                          completion_mask=tensor(inputs["completion_mask"]),
+                          old_per_token_logps=tensor(inputs["old_per_token_logps"]),
+                          sampling_per_token_logps=tensor(inputs["sampling_per_token_logps"]))
+                return {"vllm_importance_sampling_ratio": ns["vllm_importance_sampling_ratio"]}
+
+            v.case(name, f"{dtype} {mode} clip_min=None clip_max=3.0 NaN sampling log-probs",
+                   kwargs, nan_inputs, run)
     v.defaults.update(dataclass_fields(grpo, "GRPOConfig", "vllm_importance_sampling_clip_min"))
 
     # ---- SAPO: _compute_loss with loss_type "sapo", value and gradient -----------------------

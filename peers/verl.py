@@ -522,6 +522,31 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                     v.case("compute_rollout_correction_weights",
                            f"{dtype} {label} rollout_is={level} "
                            f"rollout_is_threshold={threshold}", kwargs, inputs, run)
+        for level in ("token", "sequence"):
+            # NaN log-probs (an engine that could not score a token): on a response token of
+            # the "holes" row (3, 0), on padding of that row (3, 2), of the right-padded row
+            # (1, 6) and of the empty row (5, 0); rows 0, 2 and 4 hold no NaN
+            c = _case_inputs(2150, dtype)
+            shape = (c["B"], c["T"])
+            rollout = (grid(c["rng"], shape, 1.0, c["dt"]) - 2.0).astype(c["dt"])
+            train = (rollout + grid(c["rng"], shape, 0.3, c["dt"])).astype(c["dt"])
+            train[3, 0] = train[3, 2] = np.nan
+            rollout[1, 6] = rollout[5, 0] = np.nan
+            inputs = {"train_logprobs": train, "rollout_logprobs": rollout,
+                      "response_mask": c["mask"]}
+            for threshold in (2.0, "0.5_2.0"):
+                kwargs = {"rollout_is": level, "rollout_is_threshold": threshold}
+
+                def run(inputs=inputs, kwargs=kwargs):
+                    log_ratio = tensor(inputs["train_logprobs"]) - tensor(
+                        inputs["rollout_logprobs"])
+                    w, _ = rc_ns["compute_rollout_correction_weights"](
+                        log_ratio, tensor(inputs["response_mask"]), **kwargs)
+                    return {"rollout_is_weights": w}
+
+                v.case("compute_rollout_correction_weights",
+                       f"{dtype} NaN log-probs rollout_is={level} "
+                       f"rollout_is_threshold={threshold}", kwargs, inputs, run)
     v.defaults.update(yaml_keys(wheel, config + "algorithm/rollout_correction.yaml",
                                 "rollout_is_batch_normalize", "bypass_mode"))
 

@@ -7,7 +7,8 @@ Dtype rule: floating NumPy inputs keep their dtype (float32 in, float32 out); in
 lists and scalars follow it (float64 if nothing sets it); float32 with float64 gives float64, as
 NumPy promotes. Masks never set it: they are checked as they come and used as 0/1 flags only.
 Scalar parameters (clip ranges, β, γ, λ) become Python floats, which never widen an array (a NumPy
-float64 scalar would).
+float64 scalar would); switches (``shift_mean``, ``scale_by_std``) must be booleans, so that a
+string such as ``"False"`` is refused rather than read as true.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "bool_mask",
     "check_ndim",
     "check_same_shape",
+    "flag",
     "number",
     "token_arrays",
 ]
@@ -115,11 +117,13 @@ def number(name: str, x: object, *, low: float = -math.inf, high: float = math.i
 
     Booleans, strings, None and arrays of more than one value are refused, not converted.
     """
-    if np.ndim(x) == 0 and isinstance(x, np.ndarray):
-        x = x[()]  # a 0-d array: its one value
-    if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Real):
-        got = f"shape {_fmt(np.shape(x))}" if isinstance(x, np.ndarray | list | tuple) else repr(x)
-        raise ValueError(f"{name} must be a single number, got {got}")
+    if type(x) is not float:  # a Python float needs no look (the common case, and fast)
+        if isinstance(x, np.ndarray) and x.ndim == 0:
+            x = x[()]  # a 0-d array: its one value
+        if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Real):
+            shaped = isinstance(x, np.ndarray | list | tuple)
+            got = f"shape {_fmt(np.shape(x))}" if shaped else repr(x)
+            raise ValueError(f"{name} must be a single number, got {got}")
     value = float(x)
     low_ok = value > low if above else value >= low
     if not (math.isfinite(value) and low_ok and value <= high):
@@ -131,3 +135,16 @@ def number(name: str, x: object, *, low: float = -math.inf, high: float = math.i
             want = "a finite number"
         raise ValueError(f"{name} must be {want}, got {value!r}")
     return value
+
+
+def flag(name: str, x: object) -> bool:
+    """``x`` as a Python bool, after checking that it is one (``True``, ``False`` or a NumPy
+    boolean); ValueError otherwise. A string, a number or None is refused, not read by its truth
+    value: ``"False"`` is true in Python, and ``float("nan")`` too."""
+    if x is True or x is False:
+        return x
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x[()]  # a 0-d array: its one value
+    if not isinstance(x, np.bool_):
+        raise ValueError(f"{name} must be True or False, got {x!r}")
+    return bool(x)

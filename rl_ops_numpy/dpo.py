@@ -422,6 +422,8 @@ def preference_loss(loss_type: str, chosen_logps, rejected_logps, ref_chosen_log
         label_smoothing: ε, read by "robust" (in [0, 0.5)), "exo_pair" (in (0, 1): TRL refuses 0,
             where log ε is −∞; the paper uses 1e-3) and the AOTs (in [0, 1]).
         discopop_tau: τ > 0, DiscoPOP's temperature (its paper's 0.05, TRL's default).
+            ``label_smoothing`` and ``discopop_tau`` must be numbers even where the loss type
+            does not read them (ValueError naming them otherwise).
         chosen_lengths, rejected_lengths: ``[N]`` token counts, for "ipo" and "sigmoid_norm".
 
     Returns:
@@ -442,6 +444,10 @@ def preference_loss(loss_type: str, chosen_logps, rejected_logps, ref_chosen_log
         raise ValueError(f"loss_type must be one of {PREFERENCE_LOSS_TYPES} (TRL's DPO loss "
                          f"types but 'sft'), got {loss_type!r}")
     beta = number("beta", beta, low=0, above=True)
+    # checked whatever the loss type reads, so that "0.1", True or NaN never pass unseen; the
+    # types that read label_smoothing check its range below
+    label_smoothing = number("label_smoothing", label_smoothing)
+    tau = number("discopop_tau", discopop_tau, low=0, above=True)
     logps = {"chosen_logps": chosen_logps, "rejected_logps": rejected_logps,
              "ref_chosen_logps": ref_chosen_logps, "ref_rejected_logps": ref_rejected_logps}
     if loss_type == "sigmoid":
@@ -488,7 +494,6 @@ def preference_loss(loss_type: str, chosen_logps, rejected_logps, ref_chosen_log
         # −(1 − ε) log σ(βδ) − ε log σ(−βδ)
         return -(1 - eps) * _log_sigmoid(beta * delta) - eps * _log_sigmoid(-beta * delta)
     if loss_type == "discopop":
-        tau = number("discopop_tau", discopop_tau, low=0, above=True)
         # (1 − m)(−log σ(x)) + m e^{−x}, m = σ(x/τ); m e^{−x} = e^{log m − x}
         return (-_sigmoid(-x / tau) * _log_sigmoid(x)
                 + np.exp(_log_sigmoid(x / tau) - x)).astype(w.dtype, copy=False)

@@ -23,6 +23,7 @@ from ._validate import (
     bool_mask,
     check_ndim,
     check_same_shape,
+    flag,
     number,
     token_arrays,
 )
@@ -70,12 +71,21 @@ def reverse_discounted_sum(x: np.ndarray, c: float, *, overwrite_x: bool = False
     r"""$y_t = \sum_{k \ge t} c^{\,k-t} x_k$ along the last axis, i.e. $y_t = x_t + c\,y_{t+1}$.
 
     Args:
-        x: ``[..., T]`` floating array.
-        c: discount in ``[0, 1]`` (``γλ`` for GAE).
-        overwrite_x: allow ``x`` to be used as scratch space.
+        x: ``[..., T]`` numbers, at least one axis (time is the last); integers, booleans and
+            lists become float64.
+        c: the discount per step, in ``[0, 1]``: ``γλ`` for GAE (:func:`compute_gae`,
+            :func:`compute_gae_episode`), ``γ`` for REINFORCE++'s returns, each factor checked
+            by its caller to lie in ``[0, 1]``. Above 1 the weights ``c^{k−t}`` would grow with
+            the distance, which no discount does.
+        overwrite_x: allow ``x`` to be used as scratch space (True or False).
 
     Returns:
-        ``[..., T]`` array of ``x``'s dtype.
+        ``[..., T]`` array of ``x``'s floating dtype. A NaN or an infinity in ``x`` reaches the
+        steps at and before it, never those after it, as in the recursion.
+
+    ValueError for an ``x`` that is not numbers or has no axis, a ``c`` that is not one number
+    in ``[0, 1]`` (a bool, a string, NaN and ∞ included), or an ``overwrite_x`` that is not a
+    bool.
 
     Blockwise: split time into ``nb`` blocks of ``L = _BLOCK`` steps. Block ``j``'s own
     contribution to the sum at its first step, ``g_j = Σ_i c^i x_{j,i}``, is one matrix-vector
@@ -85,9 +95,13 @@ def reverse_discounted_sum(x: np.ndarray, c: float, *, overwrite_x: bool = False
     block ``j`` makes every block independent, and then one matrix product with the ``L×L``
     triangle ``W[k, i] = c^{k-i}`` (k ≥ i) finishes all blocks at once.
     """
+    (x,) = as_float_arrays(x=x)
+    if x.ndim == 0:
+        raise ValueError("x must be [..., T] with a time axis, got shape []")
+    c = number("c", c, low=0, high=1)
+    overwrite_x = flag("overwrite_x", overwrite_x)
     *lead, T = x.shape  # leading (batch) dims, time
     L = _BLOCK
-    c = float(c)
     if c == 0:
         return x.copy()  # y_t = x_t
     if T <= L:

@@ -24,6 +24,7 @@ from ._validate import (
     as_float_arrays,
     check_ndim,
     check_same_shape,
+    flag,
     number,
     token_arrays,
 )
@@ -128,6 +129,7 @@ def group_advantages(
     """
     s, g = _groups(scores, group_size)
     eps = number("eps", eps, low=0)
+    scale_by_std = flag("scale_by_std", scale_by_std)
     same = _constant(g)  # [groups, 1]
     # s_i − mean_g
     centered = g - g.mean(axis=1, keepdims=True)
@@ -236,10 +238,12 @@ def reinforce_pp_advantages(
 # ---- loss aggregation ---------------------------------------------------------------------------
 
 
-def _check_mode(mode: object) -> str:
+def _check_mode(mode: object, name: str = "mode") -> str:
+    """``mode`` if it is one of :data:`LOSS_AGG_MODES`; ValueError naming the argument ``name``
+    and listing them otherwise."""
     if not isinstance(mode, str) or mode not in LOSS_AGG_MODES:
         listed = ", ".join(repr(x) for x in LOSS_AGG_MODES)
-        raise ValueError(f"mode must be one of {listed}; got {mode!r}")
+        raise ValueError(f"{name} must be one of {listed}; got {mode!r}")
     return mode
 
 
@@ -428,7 +432,8 @@ def grpo_policy_loss(
     if dual_clip is not None:
         dual_clip = number("dual_clip", dual_clip, low=1, above=True)
     beta = number("beta", beta, low=0)
-    loss_agg_mode = _check_mode(loss_agg_mode)
+    loss_agg_mode = _check_mode(loss_agg_mode, "loss_agg_mode")
+    kl_times_ratio = flag("kl_times_ratio", kl_times_ratio)
     named = {"new_logprobs": new_logprobs, "old_logprobs": old_logprobs, "mask": mask,
              "advantages": advantages}
     if ref_logprobs is not None:

@@ -107,13 +107,21 @@ def token_entropy(logits: npt.ArrayLike, *, temperature: float = 1.0) -> np.ndar
     ``compute_entropy`` compute ``logsumexp(z) − Σ softmax(z)·z``, a difference of two numbers
     as large as the logits, so their error is a few ulps of the largest logit (7.6e-6 for 80 in
     float32): for a nearly one-hot row whose entropy is 1.9e-6 they can give 0.0.
+
+    Rows that are not plain finite numbers: a NaN logit makes its row's entropy NaN (as it
+    makes its log-probs NaN, here and in ``torch.log_softmax``), never a confident 0. A −∞
+    logit is a token of probability 0: it adds nothing, and the row's entropy is that of its
+    other tokens, as ``torch.distributions.Categorical(logits=…).entropy()`` gives it; the
+    PyTorch formula above, ``-(logp.exp() * logp).sum(-1)``, gives NaN there (``0 · (−∞)``).
+    A +∞ logit, or a row of −∞ only, defines no distribution (∞/∞, 0/0): NaN, as
+    ``torch.log_softmax`` gives, where ``Categorical`` refuses such logits (ValueError).
     """
     z, dtype = _scaled_logits(logits, temperature)  # [..., V], z / τ
     # log π = z/τ − logsumexp(z/τ)
     logp = z - _logsumexp(z)[..., None]  # [..., V]
     p = np.exp(logp)
-    # H = −Σ π log π (a token of probability 0 adds 0)
-    return (-np.sum(np.where(p > 0, p * logp, 0), axis=-1)).astype(dtype)
+    # H = −Σ π log π: a token of probability 0 adds 0 (not 0·(−∞)); a NaN π stays NaN
+    return (-np.sum(p * np.where(p == 0, 0.0, logp), axis=-1)).astype(dtype)
 
 
 def high_entropy_mask(

@@ -75,7 +75,10 @@ def rollout_is_weights(
 
     Returns:
         ``[B, T]`` weights in the log-probs' dtype, 0 on padding (whatever padding holds).
-        They multiply the per-token policy loss and carry no gradient.
+        They multiply the per-token policy loss and carry no gradient. A NaN log-prob on a
+        response token (an engine that could not score it) gives NaN under TIS (``min(NaN, C)``
+        is NaN) and 0 under IcePop (NaN lies in no band): on its token, or at the sequence level
+        on every token of its response; the other weights are untouched.
 
     ValueError for unequal or non-``[B, T]`` shapes, a mask that is not 0/1, a ``level`` other
     than "token" or "sequence", or a threshold that is not ``C > 0`` or ``0 < a ≤ b``.
@@ -96,12 +99,16 @@ def rollout_is_weights(
     ``log_ratio = old_log_prob − rollout_log_prob``, ``rollout_is = level``, and
     ``rollout_is_threshold`` a float (TIS) or the string ``"a_b"`` (IcePop; a pair here). Its
     sequence level sums the masked log-ratios (no division by the length), in the input dtype,
-    and clamps the sum to ±20 like the token level. It differs at the edges: a batch with no
-    response token raises ValueError (zeros here), and a NaN on padding gives NaN at the token
-    level (0 here). It runs when ``algorithm.rollout_correction.rollout_is`` is set (null by
-    default; ``rollout_is_threshold`` 2.0), its optional ``rollout_is_batch_normalize`` (off)
-    divides by the batch mean, and ``compute_policy_loss_*`` multiply the per-token loss by the
-    weights. Its ``rollout_rs`` options are a separate rejection filter on a KL statistic.
+    and clamps the sum to ±20 like the token level. A NaN on a response token gives the same
+    NaN (TIS) or 0 (IcePop) there. It differs at the edges: a batch with no response token
+    raises ValueError (zeros here), and, as it multiplies the weights by the mask, its TIS
+    weight on padding is NaN (NaN·0, 0 here) where a NaN reaches it: padding's own NaN at the
+    token level (its masked sum drops it at the sequence level), a response token's NaN on its
+    row's padding at the sequence level. It runs when
+    ``algorithm.rollout_correction.rollout_is`` is set (null by default;
+    ``rollout_is_threshold`` 2.0), its optional ``rollout_is_batch_normalize`` (off) divides by
+    the batch mean, and ``compute_policy_loss_*`` multiply the per-token loss by the weights.
+    Its ``rollout_rs`` options are a separate rejection filter on a KL statistic.
 
     TRL 1.16.0's ``GRPOTrainer`` corrects only when vLLM generates (``use_vllm``, default False;
     ``vllm_importance_sampling_correction``, default True), in
@@ -110,11 +117,13 @@ def rollout_is_weights(
     ``vllm_importance_sampling_clip_min`` (None) and ``_clip_max`` (3.0). It does not clamp the
     log-ratio, truncation clips from below too when ``clip_min`` is set, the token-level weight
     on padding is 1 (the loss's mask removes it), and a NaN sampling log-prob counts as a
-    log-ratio of 0. OpenRLHF 0.11.2's ``PolicyLoss`` (``--algo.advantage.is_correction_level``
-    "off" by default, "token" or "seq"; ``_mode`` "mask" or "clip"; ``_threshold`` 0.5 5.0)
-    clips token weights to both bounds, masks tokens outside the band, and at "seq" masks whole
-    responses by the geometric mean ``exp(mean_t ℓ)`` of their ratios, not the product, keeping
-    the per-token weights of the responses it keeps.
+    log-ratio of 0 (``nan_to_num``: a weight of 1 at the token level, nothing added to the
+    response's sum), where this function gives NaN or 0 as above. OpenRLHF 0.11.2's
+    ``PolicyLoss`` (``--algo.advantage.is_correction_level`` "off" by default, "token" or
+    "seq"; ``_mode`` "mask" or "clip"; ``_threshold`` 0.5 5.0) clips token weights to both
+    bounds, masks tokens outside the band, and at "seq" masks whole responses by the geometric
+    mean ``exp(mean_t ℓ)`` of their ratios, not the product, keeping the per-token weights of
+    the responses it keeps.
     """
     if not isinstance(level, str) or level not in LEVELS:
         raise ValueError(f"level must be 'token' or 'sequence', got {level!r}")
@@ -178,9 +187,13 @@ def off_policy_sequence_mask(
     not drop long responses for being long. Only negative-advantage responses are dropped:
     pushing down tokens of a response the current policy would no longer produce gives a
     gradient that can mislead more than it teaches, while positive ones still teach. Equality
-    (``Â = 0``, or a mean KL of exactly δ) keeps. An empty row has mean 0. A NaN log-prob
-    difference on a response token counts as 0 and still counts in ``n_b``, as in TRL; padding
-    is ignored whatever it holds. Sums in float64.
+    (``Â = 0``, or a mean KL of exactly δ) keeps. An empty row has mean 0. A NaN in either
+    log-prob on a response token (a token the engine could not score) gives no evidence: its
+    k1 counts as 0 and the token still counts in ``n_b``, as in TRL (``nan_to_num``); left in,
+    the mean would be NaN, ``NaN ≤ δ`` false, and one unscorable token would drop a
+    negative-advantage response. Padding is ignored whatever it holds. A NaN advantage is not
+    ``≥ 0``: its response is kept only if its mean KL is at most δ (its loss is NaN anyway).
+    Sums in float64.
 
     TRL 1.16.0's ``GRPOTrainer.get_off_policy_mask`` is this function (``off_policy_mask_threshold``
     δ, default None: off). ``_compute_loss`` passes the advantages as ``[B, 1]``, the detached

@@ -198,7 +198,7 @@ def cispo_loss(
     """
     clip_low = number("clip_low", clip_low, low=0, high=1, above=True)
     clip_high = number("clip_high", clip_high, low=0, above=True)
-    loss_agg_mode = _check_mode(loss_agg_mode)
+    loss_agg_mode = _check_mode(loss_agg_mode, "loss_agg_mode")
     new, old, adv, real = _ratio_loss_arrays(new_logprobs, old_logprobs, advantages, mask)
     with np.errstate(over="ignore", invalid="ignore"):  # padding, and ρ = inf, are dropped/clipped
         # log ρ = log π_θ − log π_old, 0 on padding
@@ -362,7 +362,7 @@ def kl_cov_loss(
     """
     k_ratio = number("k_ratio", k_ratio, low=0, high=1, above=True)
     kl_coef = number("kl_coef", kl_coef, low=0)
-    loss_agg_mode = _check_mode(loss_agg_mode)
+    loss_agg_mode = _check_mode(loss_agg_mode, "loss_agg_mode")
     new, old, adv, real = _ratio_loss_arrays(new_logprobs, old_logprobs, advantages, mask)
     adv = np.broadcast_to(adv, new.shape)  # [B, T]
     with np.errstate(invalid="ignore"):  # whatever padding holds is dropped here

@@ -15,12 +15,16 @@ def last_token_index(response_mask) -> np.ndarray:
     r"""Index of the last response token of each row: $\max\{t : m_{bt} = 1\}$.
 
     Args:
-        response_mask: ``[B, T]`` of 0/1.
+        response_mask: ``[B, T]`` of 0/1 (booleans, integers or floats).
 
     Returns:
         ``[B]`` int64 indices; -1 for a row with no response token.
+
+    ValueError for a mask that is not ``[B, T]`` or holds anything but 0 and 1 (0.5, NaN).
     """
-    m = np.asarray(response_mask) != 0
+    (m,) = as_float_arrays(response_mask=response_mask)  # a mask keeps its own dtype
+    check_ndim(2, response_mask=m)
+    m = bool_mask(m, "response_mask")
     B, T = m.shape  # batch, response length
     if T == 0:
         return np.full(B, -1, np.int64)

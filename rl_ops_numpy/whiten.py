@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ._validate import as_float_arrays, bool_mask, check_same_shape
+from ._validate import as_float_arrays, bool_mask, check_same_shape, flag
 
 __all__ = ["masked_whiten"]
 
@@ -43,7 +43,7 @@ def masked_whiten(
         values: any shape, e.g. ``[B, T]`` returns or advantages.
         mask: the same shape, 1 on the tokens to whiten.
         shift_mean: ``True`` centres the result at 0; ``False`` adds ``μ`` back, so only the
-            scale changes.
+            scale changes (a bool: a string such as ``"False"`` is refused).
 
     Returns:
         Shaped like ``values``; 0 wherever ``mask`` is 0. All zeros if the mask is all 0; with
@@ -64,4 +64,4 @@ def masked_whiten(
     v, m = as_float_arrays(values=values, mask=mask)
     check_same_shape(values=v, mask=m)
     real = bool_mask(m, "mask")
-    return _whiten(v, real, bool(shift_mean))
+    return _whiten(v, real, flag("shift_mean", shift_mean))

@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rl_ops_numpy import compute_gae, compute_gae_episode
+from rl_ops_numpy import compute_gae, compute_gae_episode, reinforce_pp_advantages
 from rl_ops_numpy.gae import reverse_discounted_sum
 
 from .cases import Case, cases, mask, tolerance
@@ -283,3 +283,65 @@ def test_inf_or_nan_on_a_response_token_stays_where_the_recursion_puts_it(layout
     for b in (1, 2):  # the other rows are untouched
         row = m[b] == 1
         np.testing.assert_allclose(adv[b, row], _loop_gae(r[b, row], v[b, row], 0.99, 0.95))
+
+
+# ---- reverse_discounted_sum: bad input ----------------------------------------------------------
+
+X = np.arange(6.0).reshape(2, 3)
+
+
+@pytest.mark.parametrize(
+    ("c", "message"),
+    [
+        (True, r"^c must be a single number, got True"),
+        ("0.1", r"^c must be a single number, got '0\.1'"),
+        (None, r"^c must be a single number, got None"),
+        ([0.5], r"^c must be a single number, got shape \[1\]"),
+        (float("nan"), r"^c must be in \[0, 1\], got nan"),
+        (float("inf"), r"^c must be in \[0, 1\], got inf"),
+        (-0.1, r"^c must be in \[0, 1\], got -0\.1"),
+        (1.5, r"^c must be in \[0, 1\], got 1\.5"),
+    ],
+    ids=["True", "str", "None", "list", "nan", "inf", "negative", "above 1"],
+)
+def test_reverse_discounted_sum_refuses_a_discount_that_is_not_one_number_in_0_1(c, message):
+    with pytest.raises(ValueError, match=message):
+        reverse_discounted_sum(X, c)
+
+
+@pytest.mark.parametrize(
+    ("x", "message"),
+    [
+        (np.array(["1", "2"]), r"^x must hold numbers, got an array of dtype <U1"),
+        (np.float64(1.0), r"^x must be \[\.\.\., T\] with a time axis, got shape \[\]"),
+    ],
+    ids=["strings", "0-d"],
+)
+def test_reverse_discounted_sum_refuses_an_x_that_is_not_numbers_along_a_time_axis(x, message):
+    with pytest.raises(ValueError, match=message):
+        reverse_discounted_sum(x, 0.5)
+
+
+def test_reverse_discounted_sum_refuses_an_overwrite_x_that_is_not_a_bool():
+    with pytest.raises(ValueError, match=r"^overwrite_x must be True or False, got 'no'"):
+        reverse_discounted_sum(X, 0.5, overwrite_x="no")
+
+
+@pytest.mark.parametrize("T", [3, 40])  # one block, and the blockwise scan
+def test_reverse_discounted_sum_of_integers_or_a_list_is_the_float64_sum(T):
+    # an integer x once set the dtype of the powers of c: 0.5**k became 0
+    x = np.arange(T)
+    for xs in (x, x.tolist(), x.astype(bool)):
+        y = reverse_discounted_sum(xs, 0.5)
+        assert y.dtype == np.float64
+        np.testing.assert_allclose(y, _scan_loop(np.asarray(xs, np.float64), 0.5), rtol=1e-12)
+
+
+@pytest.mark.parametrize(("gamma", "lam"), [(0.0, 0.0), (1.0, 1.0), (0.0, 1.0), (1.0, 0.0)])
+def test_the_callers_discounts_at_the_ends_of_their_ranges_are_valid_c(gamma, lam):
+    # compute_gae and compute_gae_episode pass γλ, REINFORCE++ passes γ: products of [0, 1]
+    r = np.random.default_rng(0).normal(size=(2, 40))
+    m = np.ones((2, 40))
+    assert np.isfinite(compute_gae(r, r, m, gamma=gamma, lam=lam)[0]).all()
+    assert np.isfinite(compute_gae_episode(r[0], r[0], gamma=gamma, gae_lambda=lam)[0]).all()
+    assert np.isfinite(reinforce_pp_advantages(r, m, gamma=gamma)[0]).all()

@@ -174,6 +174,61 @@ def test_a_nearly_one_hot_row_keeps_its_tiny_positive_entropy_in_float32():
     assert float(np.spacing(np.float32(80))) == pytest.approx(7.6e-6, rel=1e-2)
 
 
+def _entropies_torch(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(the lesson's answer, -(π·log π).sum(-1) from torch.log_softmax)`` of ``z``."""
+    logp = torch.log_softmax(T_(z), dim=-1)
+    return token_entropy_torch(T_(z), 1.0).numpy(), (-(logp.exp() * logp).sum(-1)).numpy()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("tau", [1.0, 0.7])
+def test_a_nan_logit_makes_its_rows_entropy_nan_as_torch_and_the_other_rows_keep_theirs(
+        dtype, tau):
+    z = _logits(5, (2, 3, 6), dtype=dtype)
+    z[0, 1, 4] = np.nan
+    h = token_entropy(z, temperature=tau)
+    assert np.isnan(h[0, 1]) and np.isfinite(np.delete(h.reshape(-1), 1)).all()
+    # the row's log-probs are NaN too, here and in torch: no confident 0 for a broken row
+    assert np.isnan(token_logprobs(z, np.zeros((2, 3), int), temperature=tau)[0, 1])
+    assert torch.log_softmax(T_(z[0, 1]) / tau, -1).isnan().all()
+    assert np.isnan(token_entropy_torch(T_(z), tau).numpy()[0, 1])
+    clean = np.delete(z.reshape(-1, 6), 1, axis=0)
+    expected = torch.distributions.Categorical(logits=T_(clean) / tau).entropy().numpy()
+    np.testing.assert_allclose(np.delete(h.reshape(-1), 1), expected,
+                               rtol=2e-6 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_minus_inf_logit_is_an_impossible_token_and_the_entropy_stays_that_of_the_others(dtype):
+    z = np.array([[2.0, -np.inf, 1.0, 0.0, -1.0], [-np.inf, 0.5, -np.inf, 0.5, -np.inf],
+                  [-np.inf, -np.inf, 3.0, -np.inf, -np.inf]], dtype)
+    with np.errstate(all="raise"):  # a legal input: no floating-point warning either
+        h = token_entropy(z)
+    finite = [np.array([2.0, 1.0, 0.0, -1.0]), np.array([0.5, 0.5]), np.array([3.0])]
+    np.testing.assert_allclose(h, [token_entropy(r) for r in finite], rtol=1e-6)
+    np.testing.assert_allclose(h[1:], [math.log(2), 0.0], atol=1e-7)
+    # torch.distributions handles −∞ the same way; the lesson's formula gives 0·(−∞) = NaN
+    categorical = torch.distributions.Categorical(logits=T_(z)).entropy().numpy()
+    np.testing.assert_allclose(h, categorical, rtol=1e-6, atol=1e-7)
+    lesson, plain = _entropies_torch(z)
+    assert np.isnan(lesson).all() and np.isnan(plain).all()
+
+
+@pytest.mark.parametrize("row", [[np.inf, 0.0, 1.0], [np.inf, np.inf, 0.0],
+                                 [-np.inf, -np.inf, -np.inf]],
+                         ids=["+inf", "two +inf", "all -inf"])
+def test_a_plus_inf_logit_or_a_row_of_minus_inf_defines_no_distribution_and_gives_nan(row):
+    z = np.array([row, [0.0, 1.0, 2.0]])
+    with np.errstate(all="ignore"):  # ∞ − ∞ and log 0: NumPy's warnings for input like this
+        h = token_entropy(z)
+    assert np.isnan(h[0]) and np.isfinite(h[1])
+    lesson, plain = _entropies_torch(z)
+    assert np.isnan(lesson[0]) and np.isnan(plain[0])
+    assert torch.log_softmax(T_(z[0]), -1).isnan().all()
+    with pytest.raises(ValueError, match="logits"):  # torch.distributions refuses such logits
+        torch.distributions.Categorical(logits=T_(z))
+
+
 # ---- high_entropy_mask --------------------------------------------------------------------------
 
 

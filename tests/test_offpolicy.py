@@ -179,6 +179,41 @@ def test_padding_gets_zero_whatever_it_holds_and_quietly():
     assert not rollout_is_weights(np.ones((2, 3)), np.zeros((2, 3)), np.zeros((2, 3))).any()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_nan_log_prob_on_a_response_token_gives_nan_under_tis_and_0_under_icepop_as_the_lesson(
+        dtype):
+    # row 0: NaN on its second response token; row 1: NaN on padding only; row 2: clean
+    train = np.array([[-1.0, np.nan, -2.0, -1.0], [-1.5, -1.0, -3.0, np.nan],
+                      [-0.5, -1.0, -2.5, -1.0]], dtype)
+    rollout = np.full((3, 4), -1.2, dtype)
+    m = np.array([[1.0, 1, 1, 0], [1, 1, 1, 0], [1, 1, 1, 1]], dtype)
+    clean = np.where(np.isnan(train), -1.0, train)  # the same log-probs without the NaNs
+    for level in ("token", "sequence"):
+        hit = np.zeros((3, 4), bool)
+        hit[0, 1] = True
+        if level == "sequence":
+            hit[0] = m[0] != 0  # every response token of its row
+        for threshold in (2.0, (0.5, 2.0)):
+            w = rollout_is_weights(train, rollout, m, level=level, threshold=threshold)
+            lesson = weights_torch(T_(train), T_(rollout), T_(m), level, threshold).numpy()
+            np.testing.assert_allclose(w, lesson, **tol(dtype))  # NaN where the lesson has NaN
+            if isinstance(threshold, tuple):
+                assert np.all(w[hit] == 0) and not np.isnan(w).any()  # NaN lies in no band
+            else:
+                assert np.isnan(w[hit]).all() and np.isfinite(w[~hit]).all()  # min(NaN, C)
+            assert not w[m == 0].any()
+            # every other weight is what it is without the NaNs
+            expected = rollout_is_weights(clean, rollout, m, level=level, threshold=threshold)
+            np.testing.assert_array_equal(w[~hit], expected[~hit])
+
+
+def test_a_nan_advantage_is_not_at_least_0_so_the_mean_kl_decides():
+    lp = np.full((2, 3), -1.0)
+    sampling = np.array([[-1.0, -1.0, -1.0], [0.0, 0.0, 0.0]])  # mean KL 0 and 1
+    got = off_policy_sequence_mask(np.full(2, np.nan), lp, sampling, np.ones((2, 3)), 0.5)
+    np.testing.assert_array_equal(got, [[1], [0]])
+
+
 def test_float32_in_float32_out_and_no_aliasing():
     train = np.full((2, 3), -1.0, np.float32)
     w = rollout_is_weights(train, train.copy(), np.ones((2, 3)))

@@ -1180,9 +1180,74 @@ def test_rollout_is_weights_equal_verl_rollout_correction_weights_tis_and_icepop
     if kw["rollout_is_threshold"] in (1e9, "1e-12_1e12"):
         # e^±30 are in the inputs: the ±20 clamp on the log-weight is what shows here
         assert theirs.max() == pytest.approx(math.exp(20), rel=1e-6)
+    if _nan_logprobs(i["train_logprobs"], i["rollout_logprobs"]).any():
+        # verl's NaN·0 on padding; here 0 (the next test says where)
+        theirs = np.where(m != 0, theirs, 0)
     # exp of an exact log-ratio: a relative error of an ulp of the input dtype (the weights
-    # span e^-20 … e^20, so atol is not scaled by the largest)
+    # span e^-20 … e^20, so atol is not scaled by the largest); NaN where verl has NaN
     np.testing.assert_allclose(ours, theirs, **tol(theirs.dtype))
+
+
+def _nan_logprobs(*logprobs: np.ndarray) -> np.ndarray:
+    """``[B, T]``: True where any of the log-probs is NaN."""
+    return np.logical_or.reduce([np.isnan(x) for x in logprobs])
+
+
+def _reached(bad: np.ndarray, real: np.ndarray, sequence: bool) -> np.ndarray:
+    """The response tokens a NaN log-prob on a response token reaches: its own token, or at the
+    sequence level every token of its response."""
+    bad = bad & real
+    return (bad.any(axis=1, keepdims=True) & real) if sequence else bad
+
+
+VERL_NAN = [p for p in cases("verl", "compute_rollout_correction_weights") if "NaN" in p.id]
+TRL_VLLM_NAN = [p for p in cases("trl", "GRPOTrainer._generate_and_score_completions (vLLM "
+                                        "importance sampling)") if "NaN" in p.id]
+
+
+def test_the_vectors_hold_nan_log_probs_for_every_dtype_level_and_threshold_kind():
+    verl = {(c["inputs"]["train_logprobs"].dtype.name, c["kwargs"]["rollout_is"],
+             type(c["kwargs"]["rollout_is_threshold"])) for (c,) in (p.values for p in VERL_NAN)}
+    assert verl == {(d, level, kind) for d in ("float32", "float64")
+                    for level in ("token", "sequence") for kind in (float, str)}
+    trl = {(c["inputs"]["old_per_token_logps"].dtype.name,
+            c["kwargs"]["vllm_importance_sampling_mode"])
+           for (c,) in (p.values for p in TRL_VLLM_NAN)}
+    assert trl == {(d, m) for d in ("float32", "float64") for m in (
+        "token_truncate", "token_mask", "sequence_truncate", "sequence_mask")}
+
+
+@pytest.mark.parametrize("case", VERL_NAN)
+def test_a_nan_log_prob_gives_a_nan_tis_weight_and_a_0_icepop_weight_as_in_verl_0_on_padding(
+        case):
+    """A NaN log-prob on a response token: NaN under TIS (min(NaN, C) is NaN) and 0 under
+    IcePop (NaN is in no band), on its token or, at the sequence level, on its whole response;
+    every other weight is untouched. On padding the weight is 0 here whatever padding holds;
+    verl's is NaN·0 = NaN under TIS wherever a NaN reaches it: padding's own NaN at the token
+    level (its masked sum drops it at the sequence level), a response token's NaN on the
+    padding of its row at the sequence level."""
+    i, kw = case["inputs"], case["kwargs"]
+    m = i["response_mask"]
+    real = m != 0
+    bad = _nan_logprobs(i["train_logprobs"], i["rollout_logprobs"])
+    assert (bad & real).any() and (bad & ~real).any()  # the case holds both kinds
+    sequence = kw["rollout_is"] == "sequence"
+    icepop = isinstance(kw["rollout_is_threshold"], str)
+    hit = _reached(bad, real, sequence)
+    ours = rollout_is_weights(i["train_logprobs"], i["rollout_logprobs"], m,
+                              level=kw["rollout_is"],
+                              threshold=_verl_threshold(kw["rollout_is_threshold"]))
+    theirs = case["outputs"]["rollout_is_weights"]
+    for w in (ours, theirs):
+        if icepop:
+            assert np.all(w[hit] == 0) and not np.isnan(w).any()
+        else:
+            assert np.all(np.isnan(w[hit])) and not np.isnan(w[real & ~hit]).any()
+    assert not ours[~real].any()
+    if not icepop:
+        on_padding = ((bad & real).any(axis=1, keepdims=True) if sequence else bad) & ~real
+        np.testing.assert_array_equal(np.isnan(theirs) & ~real, on_padding)
+        assert on_padding.any()
 
 
 @pytest.mark.parametrize("case", cases("trl", "GRPOTrainer._generate_and_score_completions "
@@ -1197,14 +1262,31 @@ def test_rollout_is_weights_are_trls_vllm_correction_but_0_on_padding_and_one_si
     level, how = kw["vllm_importance_sampling_mode"].split("_")
     low, high = kw["vllm_importance_sampling_clip_min"], kw["vllm_importance_sampling_clip_max"]
     theirs = case["outputs"]["vllm_importance_sampling_ratio"]
-    if how == "truncate":
-        ours = rollout_is_weights(i["old_per_token_logps"], i["sampling_per_token_logps"], m,
-                                  level=level, threshold=high)
-        if low is not None:  # TRL also clips from below; TIS here has no lower bound
-            ours = np.where(real, np.maximum(ours, low), 0)
-    else:  # an IcePop band; no lower bound is any positive one (every weight is > e^-20)
-        ours = rollout_is_weights(i["old_per_token_logps"], i["sampling_per_token_logps"], m,
-                                  level=level, threshold=(low or 1e-30, high))
+
+    def weights(sampling: np.ndarray) -> np.ndarray:
+        if how == "truncate":
+            w = rollout_is_weights(i["old_per_token_logps"], sampling, m, level=level,
+                                   threshold=high)
+            if low is not None:  # TRL also clips from below; TIS here has no lower bound
+                w = np.where(real, np.maximum(w, low), 0)
+            return w
+        # an IcePop band; no lower bound is any positive one (every weight is > e^-20)
+        return rollout_is_weights(i["old_per_token_logps"], sampling, m, level=level,
+                                  threshold=(low or 1e-30, high))
+
+    ours = weights(i["sampling_per_token_logps"])
+    bad = np.isnan(i["sampling_per_token_logps"])
+    if bad.any():
+        # TRL counts a NaN sampling log-prob as a log-ratio of 0 (nan_to_num): a weight of 1 at
+        # the token level, nothing added to the response's sum; here, as in verl, a NaN on a
+        # response token gives NaN (truncate) or 0 (mask) where it reaches
+        hit = _reached(bad, real, level == "sequence")
+        assert hit.any() and (bad & ~real).any() and not np.isnan(theirs).any()
+        assert np.all(np.isnan(ours[hit])) if how == "truncate" else np.all(ours[hit] == 0)
+        assert not np.isnan(ours[~hit]).any()
+        if level == "token":
+            assert np.all(theirs[bad] == 1)
+        ours = weights(np.where(bad, i["old_per_token_logps"], i["sampling_per_token_logps"]))
     if level == "sequence":
         assert theirs.shape == (m.shape[0], 1)
         theirs = np.where(real, theirs, 0)
@@ -1228,6 +1310,32 @@ def test_off_policy_sequence_mask_equals_trls_get_off_policy_mask(case):
         # some negative-advantage rows are dropped, and only those
         assert theirs[adv >= 0].all() and (theirs[:, 0] == 0).any()
         assert np.all(adv[theirs[:, 0] == 0] < 0)
+
+
+@pytest.mark.parametrize("case", [p for p in cases("trl", "GRPOTrainer.get_off_policy_mask")
+                                  if "all layouts" in p.id])
+def test_a_nan_log_prob_counts_as_a_kl_of_0_on_a_response_token_and_is_ignored_on_padding(case):
+    """As TRL's ``nan_to_num``: a NaN in either log-prob adds 0 to its response's KL sum and
+    still counts in ``n_b``; on padding it is ignored. Left in, the mean would be NaN and
+    ``NaN <= δ`` false: the negative-advantage rows below, whose other tokens have a KL of 0,
+    would be dropped."""
+    i, delta = case["inputs"], case["kwargs"]["off_policy_threshold"]
+    lp, samp, m = i["per_token_logps"], i["sampling_per_token_logps"], i["mask"]
+    real = m != 0
+    bad = _nan_logprobs(lp, samp)
+    # NaN in each log-prob on a response token, and on padding
+    for x in (lp, samp):
+        assert (np.isnan(x) & real).any() and (np.isnan(x) & ~real).any()
+    adv = i["advantages"][:, 0]
+    kl = np.where(real & ~bad, samp.astype(np.float64) - lp, 0).sum(1) / np.maximum(
+        real.sum(1), 1)
+    expected = (adv >= 0) | (kl <= delta)
+    rows = bad.any(axis=1)
+    theirs = case["outputs"]["off_policy_mask"][:, 0]
+    ours = off_policy_sequence_mask(i["advantages"], lp, samp, m, delta)[:, 0]
+    np.testing.assert_array_equal(theirs[rows], expected[rows])
+    np.testing.assert_array_equal(ours[rows], expected[rows])
+    assert (rows & (bad & real).any(axis=1) & (adv < 0) & expected).sum() >= 2
 
 
 OFFPOLICY_DEFAULTS = {

@@ -95,3 +95,28 @@ def test_rewards_bad_input():
 def test_float32_in_float32_out_with_a_list_score():
     z = np.zeros((2, 3), np.float32)
     assert shape_token_rewards([1.0, 2.0], z, z, np.ones((2, 3), np.int64)).dtype == np.float32
+
+
+@pytest.mark.parametrize(
+    ("mask", "message"),
+    [
+        (np.array([[1.0, 0.5, 0.0]]), r"response_mask must hold only 0 and 1, found 0\.5"),
+        (np.array([[1.0, np.nan, 0.0]]), r"response_mask must hold only 0 and 1, found nan"),
+        (np.array([[1, 2, 0]]), r"response_mask must hold only 0 and 1, found 2"),
+        (np.array([["1", "0", "0"]]), r"response_mask must hold numbers, got an array of dtype"),
+        (np.ones((2, 3, 4)), r"response_mask must be \[B, T\], got shape \[2, 3, 4\]"),
+        (np.ones(3), r"response_mask must be \[B, T\], got shape \[3\]"),
+        (1.0, r"response_mask must be \[B, T\], got shape \[\]"),
+    ],
+    ids=["0.5", "nan", "2", "strings", "3-d", "1-d", "0-d"],
+)
+def test_last_token_index_refuses_a_mask_that_is_not_b_by_t_of_0_and_1_by_name(mask, message):
+    with pytest.raises(ValueError, match=message):
+        last_token_index(mask)
+
+
+@pytest.mark.parametrize("dtype", [bool, np.int64, np.float32, np.float64])
+def test_last_token_index_takes_a_mask_of_any_numeric_dtype(dtype):
+    m = np.array([[0, 1, 1, 0], [0, 0, 0, 0]], dtype)
+    assert last_token_index(m).tolist() == [2, -1]
+    assert last_token_index(m.tolist()).tolist() == [2, -1]

@@ -109,3 +109,35 @@ ZH = {
     "that reaches the first token through (γλ)^t alone": "单靠 (γλ)^t 能传到第一个 token 的比例",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("TODO 1, hint: the loop run forwards, t = 0, …, T−1: Â_{t+1} is not computed yet",
+     "for t in reversed(range(T)):", "for t in range(T):"),
+    ("TODO 4, hint: a multiply by the mask for the running Â lets a NaN on padding through",
+     "gae = torch.where(real, gae_t, gae)",
+     "gae = mask[:, t] * gae_t + (1 - mask[:, t]) * gae"),
+    ("TODO 5, hint: a multiply by the mask for the next value lets a NaN on padding through",
+     "next_value = torch.where(real, values[:, t], next_value)",
+     "next_value = mask[:, t] * values[:, t] + (1 - mask[:, t]) * next_value"),
+    ("TODO 4, hint: the running Â not kept on padding: padding's rewards flow back",
+     "gae = torch.where(real, gae_t, gae)", "gae = gae_t"),
+    ("TODO 5, hint: the next value not kept on padding: the last real token bootstraps "
+     "from the value on the padding",
+     "next_value = torch.where(real, values[:, t], next_value)", "next_value = values[:, t]"),
+    ("about the source: V(s_{t+1}) = values[:, t + 1] and the recursion over every position, "
+     "padding or not",
+     "gae = torch.where(real, gae_t, gae)\n\n"
+     "        # TODO 5: the same for V: the next real token's value\n"
+     "        next_value = torch.where(real, values[:, t], next_value)\n",
+     "gae = gae_t\n        next_value = values[:, t]\n"),
+    ("walkthrough: λ = 1 by default, verl's and OpenRLHF's, not 0.95 (TRL's last PPOTrainer)",
+     "gamma=1.0, lam=0.95", "gamma=1.0, lam=1.0"),
+    ("the returns (V targets) multiplied by the mask: 0 × NaN in the values on padding",
+     "returns = (advantages + values).masked_fill(mask == 0, 0.0)",
+     "returns = (advantages + values) * mask"),
+]
+# --8<-- [end:traps]

@@ -50,12 +50,23 @@ for name, k in (("K1", k1), ("K2", k2), ("K3", k3)):
 
 # --8<-- [start:check]
 TITLE = {"en": "KL Estimators", "zh": "KL 估计量"}
+# K3 of a tiny log r is about (log r)²/2: e^x − 1 − x misses it by float32's rounding of e^x
+# (up to 6e-8), which only an absolute tolerance below that sees; expm1(x) − x is within
+# 1e-9 of the reference for every x (1 ulp of expm1 is below 1e-4·K3 from |x| = 2.4e-3 up)
+ATOL = 1e-9
 
 
 def inputs(draw):
     B, T = draw.size()
     q = draw.normal((B, T), 0.5, shift=-1.0)  # log q of the sampled tokens
-    return {"p_logprobs": q + draw.normal((B, T), 0.3), "q_logprobs": q}
+    # p near q (|log r| ~ 1e-3, where e^x − 1 loses its digits), as usual, or a token the
+    # policy q finds unlikely and the reference p likes (r large: K3's heavy tail, above 10)
+    kind = draw.choice(["near", "usual", "far"])
+    if kind == "far":
+        return {"p_logprobs": draw.normal((B, T), 0.5, shift=-1.0),
+                "q_logprobs": draw.normal((B, T), 1.0, shift=-7.0)}
+    spread = 1e-3 if kind == "near" else 0.3
+    return {"p_logprobs": q + draw.normal((B, T), spread), "q_logprobs": q}
 # --8<-- [end:check]
 
 
@@ -82,3 +93,21 @@ ZH = {
     "f\"min ": "f\"最小值 ",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("hint: log r = log p − log q, the quantity estimated is KL(q ‖ p): q − p instead",
+     "log_r = p_logprobs - q_logprobs", "log_r = q_logprobs - p_logprobs"),
+    ("TODO 2: K1 = −log r: the minus sign left out",
+     "k1 = -log_r", "k1 = log_r"),
+    ("about the source: its answer log_r.exp() − 1 − log_r rounds e^x − 1 first, K3 < 0 for "
+     "tiny x",
+     "k3 = torch.expm1(log_r) - log_r", "k3 = log_r.exp() - 1 - log_r"),
+    ("walkthrough: verl's and OpenRLHF's clamp of K3 to [−10, 10]: the estimator itself has "
+     "no clamp (its heavy tail)",
+     "k3 = torch.expm1(log_r) - log_r", "k3 = (torch.expm1(log_r) - log_r).clamp(-10, 10)"),
+]
+# --8<-- [end:traps]

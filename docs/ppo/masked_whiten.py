@@ -60,7 +60,15 @@ def inputs(draw):
     mask = draw.mask(B, T)
     if mask.sum() < 2:  # the unbiased variance needs two response tokens
         mask.reshape(-1)[:2] = 1
-    return {"values": draw.normal((B, T), 2.0), "mask": mask, "shift_mean": draw.coin(0.7)}
+    # values as usual; a constant batch (the case the 1e-8 is for: a value whose sums are
+    # exact, so its variance is exactly 0); or a spread of 1e-4, where the variance is about
+    # the 1e-8 itself and where it goes (added, or a floor) shows
+    kind = draw.choice(["usual", "usual", "constant", "tiny"])
+    if kind == "constant":
+        values = draw.normal((B, T), 0.0, shift=draw.choice([0.0, 0.5, -2.0]))
+    else:
+        values = draw.normal((B, T), 2.0 if kind == "usual" else 1e-4)
+    return {"values": values, "mask": mask, "shift_mean": draw.coin(0.7)}
 # --8<-- [end:check]
 
 
@@ -89,3 +97,35 @@ ZH = {
     ", std ": "，标准差 ",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("TODO 1, hint: the mean of values × mask: padding's NaN survives 0 × NaN",
+     "mean = values.masked_fill(~real, 0.0).sum() / n", "mean = (values * mask).sum() / n"),
+    ("hint: the squared deviations × mask: 0 × NaN (or 0 × inf) on padding",
+     "var = ((values - mean) ** 2).masked_fill(~real, 0.0).sum() / (n - 1)",
+     "var = ((values - mean) ** 2 * mask).sum() / (n - 1)"),
+    ("hint: the mean over response tokens: over every position, padding counted as 0",
+     "mean = values.masked_fill(~real, 0.0).sum() / n",
+     "mean = values.masked_fill(~real, 0.0).mean()"),
+    ("walkthrough: one mean over the whole batch, not per sequence",
+     "mean = values.masked_fill(~real, 0.0).sum() / n",
+     "mean = values.masked_fill(~real, 0.0).sum(-1, keepdim=True) / mask.sum(-1, keepdim=True)"),
+    ("TODO 2, hint, walkthrough: the biased variance, ÷ n (OpenRLHF), not ÷ (n − 1)",
+     "var = ((values - mean) ** 2).masked_fill(~real, 0.0).sum() / (n - 1)",
+     "var = ((values - mean) ** 2).masked_fill(~real, 0.0).sum() / n"),
+    ("hint: no 1e-8: a constant batch divides 0 by 0",
+     "torch.sqrt(var + 1e-8)", "torch.sqrt(var)"),
+    ("walkthrough: OpenRLHF's floor on the variance, var.clamp(min=1e-8), for the 1e-8 added",
+     "torch.sqrt(var + 1e-8)", "torch.sqrt(var.clamp(min=1e-8))"),
+    ("hint: sqrt(var) + 1e-8, the constant outside the square root",
+     "torch.sqrt(var + 1e-8)", "(torch.sqrt(var) + 1e-8)"),
+    ("TODO 4, docstring: shift_mean=False without the mean put back",
+     "whitened = whitened + mean", "whitened = whitened"),
+    ("walkthrough: TRL's and verl's whitened values left on padding, not 0",
+     "return whitened.masked_fill(~real, 0.0)", "return whitened"),
+]
+# --8<-- [end:traps]

@@ -92,3 +92,38 @@ ZH = {
     " + (-inf, NaN) at [1, 3]: ": " [1, 3] 处再放 (-inf, NaN)：",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("gradient: TODO 1, hint (Ex. 1): the log-ratio multiplied by the mask: −inf − (−inf) = NaN "
+     "survives; the last masked_fill hides it from the value, not from the gradient",
+     "(new_logprobs - old_logprobs).masked_fill(mask == 0, 0.0).exp()",
+     "((new_logprobs - old_logprobs) * mask).exp()"),
+    ("gradient: hint (Ex. 1): padding filled after exp, ρ·mask + (1 − mask): NaN on padding, "
+     "hidden from the value by the last masked_fill",
+     "(new_logprobs - old_logprobs).masked_fill(mask == 0, 0.0).exp()",
+     "(new_logprobs - old_logprobs).exp() * mask + (1 - mask)"),
+    ("hint: both terms carry a minus sign: the unclipped one without it",
+     "unclipped = -advantages * ratio", "unclipped = advantages * ratio"),
+    ("TODO 4, walkthrough, about the source: torch.minimum of the losses, not the maximum",
+     "torch.maximum(unclipped, clipped)", "torch.minimum(unclipped, clipped)"),
+    ("hint, walkthrough: the paper's min of the objectives, not negated into a loss",
+     "loss_per_tok = torch.maximum(unclipped, clipped)",
+     "loss_per_tok = torch.minimum(-unclipped, -clipped)"),
+    ("the comment: the per-token loss multiplied by the mask, 0 × NaN is NaN",
+     "loss_per_tok = loss_per_tok.masked_fill(mask == 0, 0.0)",
+     "loss_per_tok = loss_per_tok * mask"),
+    ("'Averaging is a choice': the mean over every position, padding included",
+     "return loss_per_tok.sum() / mask.sum().clamp(min=1)",
+     "return loss_per_tok.mean()"),
+    ("'Averaging is a choice': each sequence's mean first, then the mean of those (the "
+     "original GRPO), not the token-level mean",
+     "return loss_per_tok.sum() / mask.sum().clamp(min=1)",
+     "return (loss_per_tok.sum(-1) / mask.sum(-1).clamp(min=1)).mean()"),
+    ("the answer's clamp(min=1): without it a batch with no response token gives 0/0 = NaN",
+     "mask.sum().clamp(min=1)", "mask.sum()"),
+]
+# --8<-- [end:traps]

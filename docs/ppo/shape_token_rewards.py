@@ -103,3 +103,36 @@ ZH = {
     "−inf at [0, 0]: the same rewards: ": "[0, 0] 处为 −inf，奖励不变：",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("hint: K1 is policy minus reference: the reference minus the policy",
+     "kl = logprobs - ref_logprobs", "kl = ref_logprobs - logprobs"),
+    ("walkthrough 'Why K1 for the KL?': K3 in the reward, as a loss would use it",
+     "kl = logprobs - ref_logprobs",
+     "kl = torch.expm1(ref_logprobs - logprobs) - (ref_logprobs - logprobs)"),
+    ("hint: 'mind the sign': every token paid +β·KL",
+     "token_rewards = -kl_coef * kl", "token_rewards = kl_coef * kl"),
+    ("about the source: last_idx = response length − 1, right only when the response starts "
+     "at position 0",
+     "last_idx = (response_mask * torch.arange(T)).argmax(dim=-1)",
+     "last_idx = response_mask.sum(dim=-1).long() - 1"),
+    ("hint: argmax of the mask itself finds the first response token, not the last",
+     "last_idx = (response_mask * torch.arange(T)).argmax(dim=-1)",
+     "last_idx = response_mask.argmax(dim=-1)"),
+    ("walkthrough: TRL's last PPOTrainer wrote the score one position later, on the first "
+     "padding token",
+     "last_idx = (response_mask * torch.arange(T)).argmax(dim=-1)",
+     "last_idx = ((response_mask * torch.arange(T)).argmax(dim=-1) + 1).clamp(max=T - 1)"),
+    ("hint: index with batch_idx and last_idx together: [:, last_idx] adds every row's score "
+     "to every row",
+     "token_rewards[batch_idx, last_idx] += rm_score",
+     "token_rewards[:, last_idx] += rm_score"),
+    ("the comment, walkthrough: × mask, not masked_fill: a −inf log-prob on padding gives NaN",
+     "return token_rewards.masked_fill(response_mask == 0, 0.0)",
+     "return token_rewards * response_mask"),
+]
+# --8<-- [end:traps]

@@ -86,3 +86,30 @@ ZH = {
     " + NaN at [1, 4]: ": " [1, 4] 处再放 NaN：",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("hint: the clipped difference not added back to the old values",
+     "v_clipped = old_values + torch.clamp(", "v_clipped = torch.clamp("),
+    ("hint: both squared errors against the returns: the clipped one against the old values",
+     "loss_clipped = (v_clipped - returns) ** 2", "loss_clipped = (v_clipped - old_values) ** 2"),
+    ("TODO 4: 'pessimistic again': torch.minimum of the two, not the maximum",
+     "torch.maximum(loss_unclipped, loss_clipped)", "torch.minimum(loss_unclipped, loss_clipped)"),
+    ("TODO 4, hint: the ½ left out",
+     "loss_per_tok = 0.5 * torch.maximum(", "loss_per_tok = torch.maximum("),
+    ("walkthrough: the PPO paper's value loss, a plain squared error without the clip",
+     "0.5 * torch.maximum(loss_unclipped, loss_clipped)", "0.5 * loss_unclipped"),
+    ("walkthrough: ε_v = 0.5 by default, verl's and OpenRLHF's, not 0.2 (TRL's last PPOTrainer)",
+     "clip_range_value=0.2", "clip_range_value=0.5"),
+    ("the comment: the per-token loss multiplied by the mask, 0 × NaN is NaN",
+     "loss_per_tok = loss_per_tok.masked_fill(mask == 0, 0.0)",
+     "loss_per_tok = loss_per_tok * mask"),
+    ("the mean over response tokens: the mean over every position, padding included",
+     "return loss_per_tok.sum() / mask.sum().clamp(min=1)", "return loss_per_tok.mean()"),
+    ("the answer's clamp(min=1): without it a batch with no response token gives 0/0 = NaN",
+     "mask.sum().clamp(min=1)", "mask.sum()"),
+]
+# --8<-- [end:traps]

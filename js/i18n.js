@@ -18,9 +18,24 @@ export function reasonText(reason, t) {
   if (reason.code === "type") return `TypeError: ${reason.message}`;
   const head = reason.output ? t.why.output({ k: reason.output }) : "";
   if (reason.code === "count") return head + t.why.count({ count: reason.got, expected: reason.expected });
+  if (reason.code === "tuple") return head + t.why.tuple({ count: reason.got, expected: list(reason.expected) });
   if (reason.code === "shape") return head + t.why.shape({ got: list(reason.got), expected: list(reason.expected) });
-  if (!reason.at.length) return head + t.why.values;
-  return head + t.why.valuesAt({ at: reason.at.map(list).join(t.listSeparator) });
+  const at = reason.at.map(list).join(t.listSeparator);
+  const first = reason.first ? t.why.first(reason.first) : "";
+  if (reason.code === "gradient") {
+    const input = reason.input;
+    return head + (at ? t.why.gradientAt({ input, at }) : t.why.gradient({ input })) + first;
+  }
+  if (!at) return head + t.why.values;
+  return head + t.why.valuesAt({ at }) + first;
+}
+
+/** What the padding of a failing case holds that no real value would (browser_runtime/check.py's
+ * "padding": "-inf", "inf", "nan", "huge"), as the page says it; "" when it holds none. */
+export function paddingText(values, t) {
+  if (!values?.length) return "";
+  const words = values.map((v) => ({ "-inf": "−inf", inf: "inf", nan: "NaN", huge: t.huge })[v] ?? v);
+  return t.paddingHolds({ values: words.join(t.listSeparator) });
 }
 
 /**

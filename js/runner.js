@@ -13,7 +13,7 @@
 
 import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, STORAGE, saveJSON, validWork } from "./dom.js";
 import { Editor } from "./editor.js";
-import { reasonText, strings } from "./i18n.js";
+import { paddingText, reasonText, strings } from "./i18n.js";
 import { practised } from "./review.js";
 import { LIMITS, prefetch, start } from "./runtime.js";
 import { JobView } from "./view.js";
@@ -434,11 +434,13 @@ class Cell {
       this.output.write(`${t.checkFailed({ count: bad, n: result.total })}\n`, "rl-error");
     }
     for (const f of result.failures) {
-      const inputs = Object.entries(f.inputs)
-        .map(([k, v]) => `  ${k} = ${String(v).replaceAll("\n", "\n    ")}`)
-        .join("\n");
+      const given = Object.entries(f.inputs).map(([k, v]) => `  ${k} = ${String(v).replaceAll("\n", "\n    ")}`);
+      const defaults = Object.entries(f.left_out ?? {}).map(([k, v]) => `  ${k} = ${v}  ${t.leftOut}`);
+      const inputs = [...given, ...defaults].join("\n");
+      const padding = paddingText(f.padding, t);
       this.output.write(
         `\n${(f.shrunk ? t.checkShrunk : t.checkCase)({ case: f.case, seed: result.seed })}\n${t.inputs}:\n${inputs}\n` +
+          (padding ? `${padding}\n` : "") +
           `${t.expected}: ${f.expected}\n` +
           (f.got ? `${t.got}: ${f.got}\n` : "") +
           `${t.reason}: ${reasonText(f.reason, t)}\n`,

@@ -1,0 +1,58 @@
+"""Check in Chromium fails the mistakes a page warns about, and says why in the page's language:
+what the padding held, the first values that differ, the defaults it left out (the inputs that
+teach, browser_runtime/exercises.py). tests/test_mutants.py proves the same for every trap under
+CPython; this proves the browser's Check draws the same inputs and words them."""
+
+from __future__ import annotations
+
+import pytest
+
+from .browser import edit, new_page, press
+from .conftest import LESSONS
+
+LANGUAGES = {"zh": "", "en": "en/"}
+WORDS = {
+    "en": {"padding": "Padding holds", "first": "yours is nan, the reference's 1",
+           "left_out": "lam = 0.95  (left out: its default)"},
+    "zh": {"padding": "这组输入的 padding 里有", "first": "你的结果是 nan，参考实现是 1",
+           "left_out": "lam = 0.95  （没有传入：用默认值）"},
+}
+
+
+@pytest.fixture(scope="module")
+def pages(chromium, site_url):
+    opened = {lang: new_page(chromium, f"{site_url}/{prefix}ppo/")
+              for lang, prefix in LANGUAGES.items()}
+    yield opened
+    for page in opened.values():
+        assert not page.errors and not page.foreign, (page.errors, page.foreign)
+        page.context.close()
+
+
+def _trap(exercise_id: str, why: str) -> str:
+    lesson = LESSONS[exercise_id]
+    trap = next(t for t in lesson.traps if t.why.startswith(why))
+    return trap.apply(lesson.exercise(blanked=False))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_check_fails_a_multiply_by_the_mask_and_says_what_the_padding_held(pages, lang):
+    page = pages[lang]
+    edit(page, "ppo/importance_ratio", _trap("ppo/importance_ratio", "TODO 2"))
+    out = press(page, "ppo/importance_ratio", "check")
+    passed, total = map(int, page.locator("[data-runner='ppo/importance_ratio'] .rl-status")
+                        .text_content().split("/"))
+    assert passed < total, out
+    assert WORDS[lang]["padding"] in out and WORDS[lang]["first"] in out, out
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_check_fails_a_wrong_default_and_names_the_default_it_left_out(pages, lang):
+    page = pages[lang]
+    answer = LESSONS["ppo/compute_gae"].exercise(blanked=False)
+    edit(page, "ppo/compute_gae", answer.replace("lam=0.95", "lam=0.9"))
+    out = press(page, "ppo/compute_gae", "check")
+    passed, total = map(int, page.locator("[data-runner='ppo/compute_gae'] .rl-status")
+                        .text_content().split("/"))
+    assert passed < total, out
+    assert WORDS[lang]["left_out"] in out, out

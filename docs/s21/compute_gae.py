@@ -87,3 +87,20 @@ ZH = {
     "(here 2.0), not from values[-1]": "（这里是 2.0），而不是 values[-1]",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("steps: the loop run forwards, t = 0, …, T−1: Â_{t+1} is not computed yet",
+     "for t in reversed(range(T)):", "for t in range(T):"),
+    ("about the source: V(s_T) = values[-1] when cut off, the value of the last state visited, "
+     "not of the next one",
+     "next_v = next_value if t == T - 1 else values[t + 1]",
+     "next_v = values[-1] if t == T - 1 else values[t + 1]"),
+    ("key parameters: next_value ignored, V(s_T) = 0 as if every episode terminated",
+     "next_v = next_value if t == T - 1 else values[t + 1]",
+     "next_v = 0.0 if t == T - 1 else values[t + 1]"),
+]
+# --8<-- [end:traps]

@@ -57,7 +57,10 @@ TITLE = {"en": "DPO Loss", "zh": "DPO 损失"}
 def inputs(draw):
     n = draw.length(1, 7)  # preference pairs
     names = ("log_p_w", "log_p_l", "ref_log_p_w", "ref_log_p_l")  # sequence log-probs
-    return {**{k: draw.normal(n, 5.0, shift=-20.0) for k in names},
+    # short responses, or long ones (sums over ~1,000 tokens): margins of hundreds, where
+    # β·margin is far below −88 and sigmoid rounds to 0 in float32 (the page's third test)
+    scale, shift = (5.0, -20.0) if draw.coin() else (500.0, -2000.0)
+    return {**{k: draw.normal(n, scale, shift=shift) for k in names},
             "beta": draw.choice([0.1, 0.5])}
 # --8<-- [end:check]
 
@@ -81,3 +84,15 @@ ZH = {
         "对 y_w 非常不利的差距：z = 0.1 · (-5000) = -500",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("TODO 4, 'Why F.logsigmoid': −log(sigmoid(z)) is inf once sigmoid(z) rounds to 0",
+     "loss = -F.logsigmoid(diff)", "loss = -torch.log(torch.sigmoid(diff))"),
+    ("'Why F.logsigmoid': it is −softplus(−z); log(1 + exp(−z)) by hand overflows to inf",
+     "loss = -F.logsigmoid(diff)", "loss = torch.log(1 + torch.exp(-diff))"),
+]
+# --8<-- [end:traps]

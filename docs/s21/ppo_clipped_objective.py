@@ -69,3 +69,21 @@ ZH = {
     "the objective of each ρ alone, then of all five": "先算每个 ρ 单独的目标，再算五个一起的",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("step 4, 'the key insight': torch.max of the two objectives, not the min",
+     "torch.min(surr1, surr2)", "torch.max(surr1, surr2)"),
+    ("about the source: the clipped objective alone lifts ρ = 0.5 up to 0.8 (clipping can only "
+     "make the objective smaller)",
+     "objective = torch.min(surr1, surr2).mean()", "objective = surr2.mean()"),
+    ("the PPO fill-in's loss form, max(−ρÂ, −clip(ρ)Â): a number of the opposite sign",
+     "objective = torch.min(surr1, surr2).mean()",
+     "objective = torch.max(-surr1, -surr2).mean()"),
+    ("step 4: 'then average': the sum",
+     "torch.min(surr1, surr2).mean()", "torch.min(surr1, surr2).sum()"),
+]
+# --8<-- [end:traps]

@@ -74,7 +74,8 @@ class Drill {
     this.seed = 0;
     this.inputs = [];
     // where the learner is with the mask shown: "fresh" (not in the URL yet), "kept" (in the URL:
-    // they started on it), "checked" (its first check is in the record), "revealed"
+    // they started on it), "judging" (a check waits for Python to decide answers by meaning),
+    // "checked" (its first check is in the record), "revealed"
     this.phase = "fresh";
     this._buildUi();
     const fromUrl = this._readUrl();
@@ -194,6 +195,7 @@ class Drill {
    * seed in the URL now; otherwise the first keystroke does. */
   apply(seed, { focus = true, keep = true } = {}) {
     this.seed = seed >>> 0;
+    const abandoned = this.phase === "judging";
     this.view.drop(); // a check of the previous mask still waiting on Python is dropped
     this.spans = this.spans.map((span, i) => {
       const fresh = this.originals[i].cloneNode(true);
@@ -232,7 +234,7 @@ class Drill {
     this.stats.textContent = this._statsText();
     this.stats.removeAttribute("data-band");
     this.banner.hidden = true;
-    this.note.hidden = true;
+    this._say(abandoned ? this.t.drill.notRecorded : "");
     this.phase = "fresh";
     if (keep) this._writeUrl();
     this._showMeta();
@@ -334,24 +336,31 @@ class Drill {
     this._mark(results, new Set());
     const wrong = this.inputs.filter((_, k) => !results[k] && normalise(this.inputs[k].value) !== "");
     if (!wrong.length) return this._record(results);
-    // answers that differ in text may still mean the same: ask Python, one answer at a time
+    // answers that differ in text may still mean the same: ask Python, one answer at a time, on
+    // Check's own inputs (defaults left out too: a typed default that differs is wrong). Moving on
+    // meanwhile (refresh, retry, reveal) drops the attempt, and says so (apply, reveal)
+    const before = this.phase;
+    this.phase = "judging";
     const equivalent = new Set();
     const looping = [];
-    for (const input of wrong) {
+    for (const [k, input] of wrong.entries()) {
       const job = start("check", { exercise: this.data.id, code: this._program(input), parts: null });
-      const outcome = await this.view.follow(job, { labels: { queued: t.drill.asking, running: t.drill.asking } });
+      const asking = t.drill.asking({ k: k + 1, n: wrong.length });
+      const outcome = await this.view.follow(job, { labels: { queued: asking, running: asking } });
       if (outcome === null) return; // the learner moved on to another mask meanwhile
       if (outcome.state === "timed-out") {
         looping.push(input); // an answer that never ends means nothing the same
         continue;
       }
       if (outcome.state !== "done") {
-        this.note.textContent = t.drill.noPython;
+        this.phase = before;
+        this._say(t.drill.noPython);
         return this._record(results);
       }
       const r = outcome.result;
       if (!r.error && r.total > 0 && r.passed === r.total) equivalent.add(input);
     }
+    this.phase = before;
     const final = this.inputs.map((input, k) => results[k] || equivalent.has(input));
     this._record(final);
     this._mark(final, equivalent);
@@ -360,7 +369,13 @@ class Drill {
     if (equivalent.size) said.push(t.drill.equivalent({ answers: answers([...equivalent]) }));
     else if (looping.length < wrong.length) said.push(t.drill.notEquivalent);
     if (looping.length) said.push(t.drill.looping({ answers: answers(looping), seconds: LIMITS.check.limitMs / 1000 }));
-    this.note.textContent = said.join(" ");
+    this._say(said.join(" "));
+  }
+
+  /** The note under the drill: `text`, or nothing. */
+  _say(text) {
+    this.note.textContent = text;
+    this.note.hidden = !text;
   }
 
   /** The program the build shipped, with `input`'s slot holding the learner's text. */
@@ -419,6 +434,7 @@ class Drill {
 
   /** Put every answer back as plain text: the code reads whole again. */
   reveal() {
+    const abandoned = this.phase === "judging";
     for (const input of this.inputs) {
       const slot = Number(input.dataset.slot);
       const shown = el("span", { class: "rl-revealed" }, this.data.slots[slot].text);
@@ -428,7 +444,7 @@ class Drill {
     this.phase = "revealed";
     this.view.drop(); // the attempt is over: a check still waiting on Python is dropped
     this.banner.hidden = true;
-    this.note.hidden = true;
+    this._say(abandoned ? this.t.drill.notRecorded : "");
   }
 }
 

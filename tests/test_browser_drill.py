@@ -218,6 +218,24 @@ def test_answers_accepted_by_meaning_are_not_counted_as_misses(page):
     assert "100%" in page.locator(f"{DRILL} .rl-drill-meta").inner_text()  # the best score
 
 
+@pytest.mark.parametrize("action", ["refresh", "reveal"])
+def test_moving_on_while_python_decides_drops_the_attempt_and_says_so(page, action):
+    """The check by meaning was still running: the attempt is not recorded, and the note says
+    it (the page is Chinese)."""
+    _stub_python(page)
+    page.evaluate("window.__hold = true")
+    page.locator(f"{DRILL} input[data-slot]").first.fill("a_different_name")
+    page.locator(f"{DRILL} [data-action='check']").click()
+    wait_until(page, "typeof window.__release === 'function'", what="the check asked Python")
+    assert "（共" in page.locator(f"{DRILL} .rl-drill-note").inner_text()  # k of n, in progress
+    page.locator(f"{DRILL} [data-action='{action}']").click()
+    assert "没有记录" in page.locator(f"{DRILL} .rl-drill-note").inner_text()
+    page.evaluate("window.__release()")
+    wait_until(page, "window.__answered >= 1", timeout=10_000, what="the stub's late answer")
+    page.evaluate("() => new Promise((r) => setTimeout(r))")  # the drill has taken the answer
+    assert page.evaluate("localStorage.getItem('rl-ops/drill/ppo/importance_ratio')") is None
+
+
 def test_a_late_answer_from_python_does_not_mark_the_next_mask(page):
     _stub_python(page)
     page.evaluate("window.__hold = true")

@@ -125,6 +125,21 @@ def test_an_equivalent_drill_answer_passes_the_check_by_meaning(exercise_id, tok
     assert result["error"] is None and result["passed"] == result["total"], result
 
 
+def test_a_typed_default_that_differs_fails_the_check_by_meaning():
+    """The drill's check runs Check's own inputs, defaults left out in a share of them: 0.9
+    typed for lam's default 0.95 means something else (it once was "equivalent")."""
+    from browser_runtime import torch_layer_installed
+    from browser_runtime.check import check
+
+    lesson = LESSONS["ppo/compute_gae"]
+    code = lesson.drill_code
+    m = next(s for s in slots(code) if s.text == "0.95")
+    program = "import torch\n\n" + code[: m.start] + "0.9" + code[m.end :]
+    with torch_layer_installed():
+        result = check(EXERCISES["ppo/compute_gae"], program)
+    assert result["error"] is None and result["passed"] < result["total"]
+
+
 def test_a_different_drill_answer_fails_the_check_by_meaning():
     from browser_runtime import torch_layer_installed
     from browser_runtime.check import check

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from browser_runtime import check as checker
 from browser_runtime.check import check
 from browser_runtime.runner import run_cell
 
@@ -347,3 +348,25 @@ def test_the_judge_reads_only_plain_values_and_names_the_rest_the_learners():
     result = checker.judge(ex, {**good, "outputs": forged * 6}, seed=3)
     assert result["passed"] == 0 and result["failures"][0]["reason"]["code"] == "type"
     assert checker.judge(ex, "not a dict", seed=3)["passed"] == 0
+
+
+def test_an_output_far_larger_than_the_inputs_allow_is_refused_by_its_shape_in_phase_one():
+    """36 × 10⁶ values once froze the page: phase 1 keeps only the shape of an output with more
+    than LARGE_FACTOR times the largest input's values, and the judge reports that shape."""
+    ex = EXERCISES["ppo/importance_ratio"]
+    code = ("import torch\n\ndef importance_ratio(new, old, mask):\n"
+            "    return torch.zeros(300, 300)\n")
+    phase1 = checker.learner_outputs(ex, code, seed=5)
+    plain = checker.plain_phase1(phase1)
+    assert all(o == {"shape": [300, 300], "oversized": True} for o in plain["outputs"])
+    result = checker.judge(ex, plain, seed=5)
+    reason = result["failures"][0]["reason"]
+    assert result["passed"] == 0 and reason["code"] == "shape" and reason["got"] == [300, 300]
+
+
+def test_a_tuple_where_one_tensor_is_wanted_is_said_so():
+    ex = EXERCISES["ppo/importance_ratio"]
+    code = ("def importance_ratio(new, old, mask):\n"
+            "    r = (new - old).masked_fill(mask == 0, 0).exp()\n    return r, r\n")
+    reason = check(ex, code, seed=1)["failures"][0]["reason"]
+    assert reason["code"] == "tuple" and reason["got"] == 2 and len(reason["expected"]) == 2

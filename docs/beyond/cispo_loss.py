@@ -129,3 +129,25 @@ ZH = {
         "TRL 的约定：权重为 min(ρ, epsilon_high)，没有下界；epsilon_high = 5",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("hint: the weight multiplies new_logprobs, the log-probability itself, not the ratio",
+     "loss = -weight * advantages * new_logprobs", "loss = -weight * advantages * ratio"),
+    ("comment: masked_fill, not × mask: 0 × NaN is NaN",
+     "loss = loss.masked_fill(mask == 0, 0.0)", "loss = loss * mask"),
+    ("TRL's note: its cap is epsilon_high itself, not 1 + epsilon_high",
+     "torch.clamp(ratio, 1 - clip_low, 1 + clip_high)",
+     "torch.clamp(ratio, 1 - clip_low, clip_high)"),
+    ("walkthrough, verl's note: the weight has a floor, 1 − ε_low (MiniMax-M1 clips only from "
+     "above, clip_low = 1.0)",
+     "torch.clamp(ratio, 1 - clip_low, 1 + clip_high)", "torch.clamp(ratio, max=1 + clip_high)"),
+    ("gradient: hint, without detach autograd differentiates the weight too: an unclipped "
+     "token's gradient becomes −Âρ(1 + log π_θ)/N",
+     "weight = torch.clamp(ratio, 1 - clip_low, 1 + clip_high).detach()",
+     "weight = torch.clamp(ratio, 1 - clip_low, 1 + clip_high)"),
+]
+# --8<-- [end:traps]

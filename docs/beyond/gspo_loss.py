@@ -114,13 +114,20 @@ PADDING = {"new_logprobs": "logprob",
 def inputs(draw):
     B, T = draw.size()
     old = draw.normal((B, T), 0.5, -1.0)
-    # a policy that moved a little (s near the clip), a lot, or far (log s beyond verl's cap)
-    new = old + draw.normal((B, T), draw.choice([1e-3, 0.3])) \
-        + draw.choice([0.0, 0.0, 12.0]) * draw.choice([0.0, 1.0], (B, 1))
-    return {"new_logprobs": new, "old_logprobs": old,
-            "advantages": draw.advantages(B, T),
-            "mask": draw.mask(B, T),
-            "clip_low": draw.choice([3e-4, 0.2]), "clip_high": draw.choice([4e-4, 0.28])}
+    near = draw.coin(2 / 3)
+    if near:
+        # a policy that moved a little: each response's s just outside GSPO's band, below or
+        # above it, where the clip acts and its bounds decide
+        new = old + draw.choice([-5e-4, 5e-4], (B, 1)) + draw.normal((B, T), 1e-4)
+    else:
+        # a lot, or far (log s beyond verl's cap)
+        new = old + draw.normal((B, T), 0.3) \
+            + draw.choice([0.0, 12.0]) * draw.choice([0.0, 1.0], (B, 1))
+    args = {"new_logprobs": new, "old_logprobs": old, "advantages": draw.advantages(B, T),
+            "mask": draw.mask(B, T)}
+    if near and draw.coin():
+        return args  # GSPO's own range, the defaults, where the bounds decide
+    return {**args, "clip_low": draw.choice([3e-4, 0.2]), "clip_high": draw.choice([4e-4, 0.28])}
 # --8<-- [end:check]
 
 
@@ -172,3 +179,38 @@ ZH = {
     "% of responses": "% 的回复",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("walkthrough (the geometric mean): the product of the ratios, Σ log ρ not divided by "
+     "|y_i|, grows with the length",
+     "log_seq = log_ratio.sum(dim=1, keepdim=True) / n.clamp(min=1)",
+     "log_seq = log_ratio.sum(dim=1, keepdim=True)"),
+    ("hint: the mean over each response's tokens, divided by n, not over every position",
+     "log_seq = log_ratio.sum(dim=1, keepdim=True) / n.clamp(min=1)",
+     "log_seq = log_ratio.mean(dim=1, keepdim=True)"),
+    ("walkthrough: verl and TRL default to GRPO's clip range (0.2): GSPO's is 3e-4 and 4e-4",
+     "clip_low=3e-4, clip_high=4e-4", "clip_low=0.2, clip_high=0.2"),
+    ("TODO 3: the larger of −Â·s and −Â·clip(s) (GRPO Exercise 4): torch.minimum for "
+     "torch.maximum",
+     "loss = torch.maximum(", "loss = torch.minimum("),
+    ("verl's note: its default token-mean aggregation, each response weighing by its length, "
+     "for seq-mean-token-mean",
+     "per_seq = loss.sum(dim=1) / n.squeeze(1).clamp(min=1)\n"
+     "    return per_seq.sum() / (n > 0).sum().clamp(min=1)",
+     "return loss.sum() / n.sum().clamp(min=1)"),
+    ("page: |B| counts the responses that have at least one token; TRL's mean over every row "
+     "counts an empty response as a 0",
+     "return per_seq.sum() / (n > 0).sum().clamp(min=1)", "return per_seq.mean()"),
+    ("gradient: hint, log_seq.detach() alone: the right value and no gradient at all",
+     "log_s = log_seq.detach() + new_logprobs - new_logprobs.detach()",
+     "log_s = log_seq.detach().expand_as(new_logprobs)"),
+    ("gradient: hint, log_seq alone (TRL's, OpenRLHF's): the right value, but with per-token "
+     "advantages every token gets its response's mean advantage",
+     "log_s = log_seq.detach() + new_logprobs - new_logprobs.detach()",
+     "log_s = log_seq.expand_as(new_logprobs)"),
+]
+# --8<-- [end:traps]

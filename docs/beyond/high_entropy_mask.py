@@ -82,3 +82,26 @@ ZH = {
     " of ": " / ",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("walkthrough: the mistake to avoid is the quantile of every position: the padding's "
+     "entropies enter the cut",
+     "response = entropies[valid]", "response = entropies.flatten()"),
+    ("hint: >=, not >: a token whose entropy equals the cut is kept (at threshold 1.0 the cut "
+     "is the largest entropy itself)",
+     "(entropies >= cut) & valid", "(entropies > cut) & valid"),
+    ("hint: & valid keeps the padding out whatever its entropy",
+     "(entropies >= cut) & valid", "entropies >= cut"),
+    ("page: one cut for the whole batch, not one per response",
+     "cut = torch.quantile(response, threshold)",
+     "cut = torch.nanquantile(entropies.masked_fill(~valid, float('nan')), threshold, dim=1,\n"
+     "                          keepdim=True)"),
+    ("docstring, page: threshold is the quantile level, TRL passes 1 − top_entropy_quantile; "
+     "the quantile taken at the share kept",
+     "cut = torch.quantile(response, threshold)", "cut = torch.quantile(response, 1 - threshold)"),
+]
+# --8<-- [end:traps]

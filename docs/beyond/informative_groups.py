@@ -56,13 +56,28 @@ TITLE = {"en": "Dropping Flat Groups", "zh": "丢弃无信号的组"}
 
 def inputs(draw):
     G, N = draw.groups(5)
-    # a verifier's 0/1 (many flat groups), partial credit, or a reward model's real numbers
-    kind = draw.choice(["verifier", "partial", "model"])
-    if kind == "model":
-        scores = draw.normal(N)
+    # a verifier's 0/1 (many flat groups), partial credit, a grader's tenths, or a reward
+    # model's real numbers
+    kind = draw.choice(["verifier", "partial", "tenths", "tenths", "model"])
+    if kind == "verifier":
+        return {"scores": draw.choice([0.0, 1.0], N), "group_size": G}
+    if kind == "partial":
+        return {"scores": draw.choice([0.0, 0.5, 1.0], N), "group_size": G}
+    if kind == "tenths":
+        # one prompt's 8 or 16 scores: equal float32 tenths whose std over the one row is
+        # not 0 (torch reduces several rows otherwise, and gets 0)
+        G = N = draw.choice([8, 16])
+        scores = draw.choice([k / 10 for k in range(11)], N)
     else:
-        scores = draw.choice([0.0, 1.0] if kind == "verifier" else [0.0, 0.5, 1.0], N)
-    return {"scores": scores, "group_size": G}
+        scores = draw.normal(N)
+    # each group flat (its first score G times), a hair apart (some scores 1e-6 of themselves
+    # above the first, inside torch.isclose's tolerance: a signal all the same), or as drawn
+    grouped = scores.reshape(-1, G)
+    first = grouped[:, :1] + 0 * grouped
+    hair = first * (1 + 1e-6 * draw.choice([0.0, 1.0], grouped.shape))
+    how = draw.choice([0.0, 0.0, 1.0, 2.0], (N // G, 1))
+    grouped = (how == 0) * first + (how == 1) * hair + (how == 2) * grouped
+    return {"scores": grouped.reshape(-1), "group_size": G}
 # --8<-- [end:check]
 
 
@@ -95,3 +110,20 @@ ZH = {
     " groups sampled per group kept": " 组才保留一组",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("hint, walkthrough: do not test std == 0: the std of equal floats is not always 0",
+     "flat = (grouped == grouped[:, :1]).all(dim=1, keepdim=True)",
+     "flat = grouped.std(dim=1, keepdim=True) == 0"),
+    ("walkthrough: exact equality, not a tolerance (TRL's isclose): a score that differs, "
+     "however little, is a signal",
+     "flat = (grouped == grouped[:, :1]).all(dim=1, keepdim=True)",
+     "flat = torch.isclose(grouped, grouped[:, :1]).all(dim=1, keepdim=True)"),
+    ("hint: reshape(-1), not view(-1): an expanded tensor is not contiguous",
+     "return (~flat).expand_as(grouped).reshape(-1)", "return (~flat).expand_as(grouped).view(-1)"),
+]
+# --8<-- [end:traps]

@@ -117,8 +117,15 @@ def inputs(draw):
     new, mask = draw.normal((B, T), 1.0, -2.0), draw.mask(B, T)
     # No ties at the cut, which topk may break either way: one advantage per token (with [B]
     # ones, the tokens of a single response all have C = 0), and with exactly two response
-    # tokens, whose two terms are always equal, both are taken.
-    k_ratio = 1.0 if mask.sum() == 2 else draw.choice([2e-4, 0.1, 0.3, 0.5])
+    # tokens, whose two terms are always equal, both are taken (k_ratio passed, not left out).
+    k_ratio = draw.choice([2e-4, 0.1, 0.3, 0.5])
+    N = int(mask.sum())
+    if N > 2 and draw.coin():
+        # N·k_ratio = j + 0.75: ⌊N·k_ratio⌋ is j, the nearest integer j + 1
+        k_ratio = (int(draw.rng.integers(1, N)) + 0.75) / N
+    if N == 2:
+        k_ratio = 1.0
+        draw.keep("k_ratio")
     return {"new_logprobs": new, "old_logprobs": new - draw.normal((B, T), 0.3),
             "advantages": draw.normal((B, T)), "mask": mask, "k_ratio": k_ratio,
             "kl_coef": draw.choice([1.0, 0.1])}
@@ -170,3 +177,27 @@ ZH = {
     ": loss ": "：损失 ",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("walkthrough: the means are over the N response tokens; over every row alike, padding "
+     "included (the mean over responses), is the first mistake to avoid",
+     "cov = (adv - adv.mean()) * (logp - logp.mean())",
+     "cov = (adv - advantages.mean()) * (logp - new_logprobs.detach().mean())"),
+    ("hint: max(1, …) keeps at least one token; without it k = ⌊N·k_ratio⌋ is 0 for small "
+     "batches and nothing is penalised",
+     "k = max(1, int(cov.numel() * k_ratio))", "k = int(cov.numel() * k_ratio)"),
+    ("hint: int() rounds toward zero: k = ⌊N·k_ratio⌋, not the nearest integer",
+     "k = max(1, int(cov.numel() * k_ratio))", "k = max(1, round(cov.numel() * k_ratio))"),
+    ("hint: chosen holds kl_coef on the chosen tokens and 0 everywhere else; the penalty on "
+     "every token",
+     "loss = loss + chosen * log_ratio.abs()", "loss = loss + kl_coef * log_ratio.abs()"),
+    ("hint, walkthrough: the penalty is |log ρ|, an L1 distance to π_old, not log ρ",
+     "loss = loss + chosen * log_ratio.abs()", "loss = loss + chosen * log_ratio"),
+    ("page: C uses the current policy's log π_θ, not the sampler's",
+     "logp = new_logprobs.detach()[valid]", "logp = old_logprobs[valid]"),
+]
+# --8<-- [end:traps]

@@ -61,15 +61,16 @@ PADDING = {"logprobs": "logprob",
 
 def inputs(draw):
     B, T = draw.size(max_b=8)
-    threshold = draw.choice([0.0, 0.05, 0.1, 0.2, 0.5])
+    threshold = draw.choice([0.0, 0.0, 0.05, 0.1, 0.2, 0.5])
     sampling = draw.normal((B, T), 1.0, -2.0)
     # each row's log π_sampling − log π_θ: 0 (sampled by the policy itself: KL exactly 0), a
     # mean KL near δ on either side (where the mean over the row's tokens decides), or anywhere
-    kind = draw.choice([0.0, 1.0, 1.0, 2.0], (B, 1))
-    drift = (kind == 1) * (threshold or 0.05) * draw.lognormal((B, 1), 0.5) \
+    kind = draw.choice([0.0, 1.0, 1.0, 1.0, 2.0], (B, 1))
+    drift = (kind == 1) * (threshold or 0.05) * draw.lognormal((B, 1), 0.3) \
         + (kind == 2) * draw.normal((B, 1), 0.3) + (kind > 0) * draw.normal((B, T), 0.05)
-    # Â: a quarter of them exactly 0 (a group whose scores are all equal), kept
-    advantages = draw.normal((B, 1)) * draw.choice([0.0, 1.0, 1.0, 1.0], (B, 1))
+    # Â: a quarter of them exactly 0 (a group whose scores are all equal), kept; of the others
+    # more negative than positive ones, the responses the mask is about
+    advantages = draw.normal((B, 1), 1.0, -0.5) * draw.choice([0.0, 1.0, 1.0, 1.0], (B, 1))
     return {"advantages": advantages, "logprobs": sampling - drift,
             "sampling_logprobs": sampling, "mask": draw.mask(B, T), "threshold": threshold}
 # --8<-- [end:check]
@@ -110,3 +111,30 @@ ZH = {
     " → keep ": " → 保留 ",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("hint: the sign, log π_sampling − log π_θ, positive when the policy has moved away from "
+     "the sampled tokens",
+     "(sampling_logprobs - logprobs.detach())", "(logprobs.detach() - sampling_logprobs)"),
+    ("hint, walkthrough: a sum instead of the mean drops a long response for being long",
+     "kl = k1.sum(dim=1, keepdim=True) / mask.sum(dim=1, keepdim=True).clamp(min=1)",
+     "kl = k1.sum(dim=1, keepdim=True)"),
+    ("hint: the mean over a response's tokens, not over every position: padding counts for "
+     "nothing",
+     "kl = k1.sum(dim=1, keepdim=True) / mask.sum(dim=1, keepdim=True).clamp(min=1)",
+     "kl = k1.mean(dim=1, keepdim=True)"),
+    ("hint: > 0 instead of >= 0 for the advantage: the rule drops only strictly negative "
+     "advantages",
+     "(advantages >= 0)", "(advantages > 0)"),
+    ("walkthrough: the padding token holds 9.0 and counts for nothing; not filled, what "
+     "padding holds (−inf, NaN) enters the mean",
+     ".masked_fill(mask == 0, 0.0)", ""),
+    ("hint: clamp(min=1), an empty row gives 0 / 1 = 0; without it 0 / 0 is NaN and an empty "
+     "negative row is dropped",
+     "mask.sum(dim=1, keepdim=True).clamp(min=1)", "mask.sum(dim=1, keepdim=True)"),
+]
+# --8<-- [end:traps]

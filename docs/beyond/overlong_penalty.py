@@ -95,3 +95,19 @@ ZH = {
     "prompt counted:": "算上 prompt：",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("hint: divide by the buffer, not by max_length: the ramp must reach −f at L_max whatever "
+     "the buffer",
+     "return over / buffer * factor", "return over / max_length * factor"),
+    ("hint: .clamp(max=0) keeps only the negative part; clamp(min=0) keeps the positive one",
+     "over = (expected - lengths).clamp(max=0)", "over = (expected - lengths).clamp(min=0)"),
+    ("TODO 1: L_max − L_buf, the length up to which nothing is taken away: the ramp started "
+     "at L_buf",
+     "expected = max_length - buffer", "expected = buffer"),
+]
+# --8<-- [end:traps]

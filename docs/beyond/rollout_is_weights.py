@@ -86,10 +86,28 @@ PADDING = {"train_logprobs": "logprob",
 
 def inputs(draw):
     B, T = draw.size()
+    mask = draw.mask(B, T)
     rollout = draw.normal((B, T), 1.0, -2.0)
-    return {"train_logprobs": rollout + draw.normal((B, T), 0.4), "rollout_logprobs": rollout,
-            "mask": draw.mask(B, T), "level": draw.choice(["token", "sequence"]),
-            "threshold": draw.choice([2.0, 5.0, (0.5, 2.0), (0.8, 1.25)])}
+    # C (TIS); 1e9, no truncation, where verl's clamp of log w at ±20 decides; a band
+    # (IcePop), some with w = 1 at an end. A case that is about its threshold passes it
+    threshold = draw.choice([2.0, 2.0, 1.5, 5.0, 1e9, 1e9, (0.5, 2.0), (0.8, 1.25),
+                             (0.5, 1.0), (0.5, 1.0), (1.0, 2.0), (1.0, 2.0)])
+    if threshold in (1e9, (0.5, 1.0), (1.0, 2.0)):
+        draw.keep("threshold")
+    # log π_train − log π_rollout: exactly 0 where engine and trainer agree to the bit (w = 1:
+    # a quarter of the responses, half where 1 is an end of the band, and a quarter of the
+    # other tokens); small or spread by response (weights either side of C and 1/C, whose
+    # product and the product of their truncations differ)
+    at_end = threshold in ((0.5, 1.0), (1.0, 2.0))
+    spread = draw.choice([0.0, 0.0, 0.4, 1.5] if at_end else [0.0, 0.4, 1.5, 1.5], (B, 1))
+    drift = draw.normal((B, T)) * spread * draw.choice([0.0, 1.0, 1.0, 1.0], (B, T))
+    if threshold == 1e9 or draw.coin(0.3):
+        # in each response that moved, one token the engine under-rated by e²⁵ (past verl's
+        # clamp)
+        far = (draw.rng.random((B, T)) + mask).argmax(axis=1)
+        drift[list(range(B)), far] += 25.0 * (spread[:, 0] > 0)
+    return {"train_logprobs": rollout + drift, "rollout_logprobs": rollout, "mask": mask,
+            "level": draw.choice(["token", "sequence", "sequence"]), "threshold": threshold}
 # --8<-- [end:check]
 
 
@@ -132,3 +150,42 @@ ZH = {
         "T     token 级方差  序列级方差  P(w < 1)  TIS 截断于 2：均值   方差",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("hint: set the log-ratio to 0 on padding before summing, so that padding adds nothing to "
+     "the product",
+     "log_w = (train_logprobs - rollout_logprobs).masked_fill(mask == 0, 0.0)",
+     "log_w = train_logprobs - rollout_logprobs"),
+    ("hint: masked_fill, not a multiply by the mask: −inf − (−inf) is NaN, and NaN·0 is NaN",
+     "log_w = (train_logprobs - rollout_logprobs).masked_fill(mask == 0, 0.0)",
+     "log_w = (train_logprobs - rollout_logprobs) * mask"),
+    ("hint: a common mistake at the sequence level, each token's weight truncated first and "
+     "then multiplied: the product of truncated weights is not a truncated product",
+     "log_w = log_w.sum(dim=1, keepdim=True).expand_as(log_w)",
+     "if not isinstance(threshold, tuple):\n"
+     "            log_w = log_w.exp().clamp(max=threshold).log()\n"
+     "        log_w = log_w.sum(dim=1, keepdim=True).expand_as(log_w)"),
+    ("verl's note: the sequence level sums the log-ratios, with no division by the length "
+     "(OpenRLHF's geometric mean)",
+     "log_w = log_w.sum(dim=1, keepdim=True).expand_as(log_w)",
+     "log_w = (log_w.sum(dim=1, keepdim=True)\n"
+     "                 / mask.sum(dim=1, keepdim=True).clamp(min=1)).expand_as(log_w)"),
+    ("TODO 2: log w clamped to [−20, 20] before exp, as verl; without it a weight past e²⁰ "
+     "is kept where a large C does not truncate it",
+     "w = log_w.clamp(-20.0, 20.0).exp()", "w = log_w.exp()"),
+    ("hint: TIS has no lower bound, a small weight is not raised",
+     "w = w.clamp(max=threshold)", "w = w.clamp(1 / threshold, threshold)"),
+    ("hint: IcePop keeps both ends of the band",
+     "(w >= low) & (w <= high)", "(w > low) & (w < high)"),
+    ("docstring: 0 on padding (TRL's token-level weight on padding is 1)",
+     "return w.masked_fill(mask == 0, 0.0).detach()", "return w.detach()"),
+    ("gradient: walkthrough, the weights carry no gradient (detach): they change which "
+     "distribution the loss averages over, not what is optimised",
+     "return w.masked_fill(mask == 0, 0.0).detach()",
+     "return w.masked_fill(mask == 0, 0.0)"),
+]
+# --8<-- [end:traps]

@@ -157,3 +157,31 @@ ZH = {
     "the mean of the two responses' means: ": "两条回复各自均值的平均：",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("hint: the gate already is a function of ρ: the loss is −Â·f(ρ), not −Â·ρ·f(ρ)",
+     "loss = (-advantages * gate)", "loss = (-advantages * ratio * gate)"),
+    ("page: the factor 4/τ makes the gate's slope 1 at ρ = 1; the gate σ(τ(ρ − 1)) alone",
+     "gate = torch.sigmoid(tau * (ratio - 1)) * 4 / tau",
+     "gate = torch.sigmoid(tau * (ratio - 1))"),
+    ("page: τ_neg for Â ≤ 0, τ_pos for Â > 0; the two temperatures swapped",
+     "torch.full_like(advantages, tau_neg).masked_fill(advantages > 0, tau_pos)",
+     "torch.full_like(advantages, tau_pos).masked_fill(advantages > 0, tau_neg)"),
+    ("TODO 3: 0 on padding by masked_fill; a multiply by the mask lets NaN through (0 × NaN)",
+     "loss = (-advantages * gate).masked_fill(mask == 0, 0.0)",
+     "loss = -advantages * gate * mask"),
+    ("page, verl's note: seq-mean-token-mean whatever loss_agg_mode says; token-mean weighs "
+     "each response by its length",
+     "per_seq = loss.sum(dim=1) / tokens.clamp(min=1)\n"
+     "    # the mean over the responses that have a token\n"
+     "    return per_seq.sum() / (tokens > 0).sum().clamp(min=1)",
+     "return loss.sum() / tokens.sum().clamp(min=1)"),
+    ("TRL's note: the mean over all rows, a row with no response token counting as 0 (here it "
+     "is left out)",
+     "return per_seq.sum() / (tokens > 0).sum().clamp(min=1)", "return per_seq.mean()"),
+]
+# --8<-- [end:traps]

@@ -47,7 +47,11 @@ TITLE = {"en": "Token Entropy from Logits", "zh": "从 logits 算 token 的熵"}
 def inputs(draw):
     B, T = draw.size()
     V = draw.choice([1, 2, 5, 11])  # vocabulary
-    return {"logits": draw.normal((B, T, V), 2.0), "temperature": draw.choice([1.0, 0.7, 1.3])}
+    # logits of a few units, or of a hundred: nearly one-hot rows, where a probability
+    # underflows to 0 and its log to −inf
+    scale = draw.choice([2.0, 2.0, 60.0])
+    return {"logits": draw.normal((B, T, V), scale),
+            "temperature": draw.choice([1.0, 0.7, 1.3])}
 # --8<-- [end:check]
 
 
@@ -78,3 +82,21 @@ ZH = {
     "−log π(y) for y = 0, 1, 2, 3:": "y = 0, 1, 2, 3 各自的 −log π(y)：",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("hint: not torch.log(torch.softmax(...)): a probability that underflows to 0 gives "
+     "log 0 = −inf, and 0·(−inf) is NaN",
+     "torch.log_softmax(logits / temperature, dim=-1)",
+     "torch.log(torch.softmax(logits / temperature, dim=-1))"),
+    ("TODO 1, walkthrough: the entropy of the distribution the sampler drew from, at its τ; "
+     "the temperature forgotten",
+     "torch.log_softmax(logits / temperature, dim=-1)", "torch.log_softmax(logits, dim=-1)"),
+    ("hint: multiply, sum over the last dimension, negate: without the minus the entropy is "
+     "negative",
+     "return -(logp.exp() * logp).sum(dim=-1)", "return (logp.exp() * logp).sum(dim=-1)"),
+]
+# --8<-- [end:traps]

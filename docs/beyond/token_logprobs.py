@@ -57,7 +57,10 @@ TITLE = {"en": "Token Log-Probs from Logits", "zh": "从 logits 取 token 的对
 def inputs(draw):
     B, T = draw.size()
     V = draw.choice([2, 5, 11])  # vocabulary
-    return {"logits": draw.normal((B, T, V), 2.0), "ids": draw.rng.integers(0, V, (B, T)),
+    # logits of a few units, or of a hundred: exp overflows float32 past 88, and a token that
+    # far below the largest has a probability that underflows to 0
+    scale = draw.choice([2.0, 2.0, 60.0])
+    return {"logits": draw.normal((B, T, V), scale), "ids": draw.rng.integers(0, V, (B, T)),
             "temperature": draw.choice([1.0, 0.7, 1.3])}
 # --8<-- [end:check]
 
@@ -100,3 +103,35 @@ ZH = {
     "trainer at τ = ": "训练端 τ = ",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("TODO 1, walkthrough (the temperature): the logits not divided by τ, the log-probs of "
+     "softmax(z) where the sampler drew from softmax(z/τ)",
+     "logits = logits / temperature", "logits = logits"),
+    ("hint: divide first, everything after works on z/τ; the log-prob of softmax(z) divided by "
+     "τ at the end is not log softmax(z/τ)",
+     "logits = logits / temperature\n"
+     "    # TODO 2: the sampled token's logit z[t, ids[t]], gathered on the last dim\n"
+     "    picked = logits.gather(-1, ids.unsqueeze(-1)).squeeze(-1)\n"
+     "    # TODO 3: log π = z[t, ids[t]] − logsumexp over the vocabulary\n"
+     "    return picked - torch.logsumexp(logits, dim=-1)",
+     "picked = logits.gather(-1, ids.unsqueeze(-1)).squeeze(-1)\n"
+     "    return (picked - torch.logsumexp(logits, dim=-1)) / temperature"),
+    ("hint: torch.logsumexp is log Σ exp without overflow; written out, exp of a large logit is "
+     "inf (and of very negative ones 0)",
+     "torch.logsumexp(logits, dim=-1)", "torch.log(logits.exp().sum(dim=-1))"),
+    ("hint of Exercise 2: log(softmax) for log_softmax: a probability that underflows to 0 "
+     "gives log 0 = −inf",
+     "return picked - torch.logsumexp(logits, dim=-1)",
+     "return torch.log(torch.softmax(logits, dim=-1)).gather(-1, ids.unsqueeze(-1)).squeeze(-1)"),
+    ("page: the function takes logits and ids already aligned, the shift is the caller's job; "
+     "shifted again inside, a token is lost",
+     "picked = logits.gather(-1, ids.unsqueeze(-1)).squeeze(-1)",
+     "logits = logits[:, :-1]\n"
+     "    picked = logits.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)"),
+]
+# --8<-- [end:traps]

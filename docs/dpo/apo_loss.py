@@ -94,3 +94,20 @@ ZH = {
     "a pull of exactly 0 prints as 0.000, not −0.000": "恰好为 0 的拉力打印成 0.000，而不是 −0.000",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("hint: \"down\"'s second term is on the margin r_w − r_l, not on r_l",
+     "torch.sigmoid(-beta * (r_w - r_l))", "torch.sigmoid(beta * r_l)"),
+    ("hint: 1 − σ(x) = σ(−x): APO-zero pushes the chosen log-ratio up, 1 − σ(β r_w) = "
+     "σ(−β r_w), not σ(β r_w)",
+     "return torch.sigmoid(-beta * r_w) + torch.sigmoid(beta * r_l)",
+     "return torch.sigmoid(beta * r_w) + torch.sigmoid(beta * r_l)"),
+    ("page: \"down\" pushes the chosen log-ratio down, σ(β r_w), not up",
+     "return torch.sigmoid(beta * r_w) + torch.sigmoid(-beta * (r_w - r_l))",
+     "return torch.sigmoid(-beta * r_w) + torch.sigmoid(-beta * (r_w - r_l))"),
+]
+# --8<-- [end:traps]

@@ -90,3 +90,26 @@ ZH = {
         "到达目标时损失为 0；超过目标，IPO 会把差值拉回来",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("walkthrough: on summed log-ratios (OpenRLHF's IPO) the longer pair's margin is larger, "
+     "and β would have to change with the length; TRL divides each side by its length",
+     "chosen = (chosen_logps - ref_chosen_logps) / chosen_lengths\n"
+     "\n"
+     "    # TODO 2: the rejected response's, averaged per token\n"
+     "    rejected = (rejected_logps - ref_rejected_logps) / rejected_lengths",
+     "chosen = chosen_logps - ref_chosen_logps\n"
+     "    rejected = rejected_logps - ref_rejected_logps"),
+    ("hint: each side's log-ratio divided by its own length",
+     "rejected = (rejected_logps - ref_rejected_logps) / rejected_lengths",
+     "rejected = (rejected_logps - ref_rejected_logps) / chosen_lengths"),
+    ("hint: the target is 1 / (2 * beta); 1 / 2 * beta is β/2",
+     "(chosen - rejected - 1 / (2 * beta)) ** 2", "(chosen - rejected - 1 / 2 * beta) ** 2"),
+    ("hint: square the difference: past the target the loss pulls the margin back",
+     "(chosen - rejected - 1 / (2 * beta)) ** 2", "(chosen - rejected - 1 / (2 * beta))"),
+]
+# --8<-- [end:traps]

@@ -90,3 +90,19 @@ ZH = {
     "with z₀ = 0:": "z₀ = 0 时：",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("walkthrough: the KL estimate is clamped at 0, z₀ = max(kl, 0)",
+     "z0 = max(kl, 0.0)", "z0 = kl"),
+    ("hint: torch.where(desirable, a, b) picks a where desirable is True: the two losses "
+     "swapped",
+     "torch.where(desirable, good, bad)", "torch.where(desirable, bad, good)"),
+    ("page: the loss is a sigmoid, not DPO's log-sigmoid: it saturates on both sides",
+     "good = desirable_weight * torch.sigmoid(beta * (z0 - r))",
+     "good = desirable_weight * -torch.nn.functional.logsigmoid(beta * (r - z0))"),
+]
+# --8<-- [end:traps]

@@ -50,8 +50,10 @@ TITLE = {"en": "ORPO's Odds-Ratio Loss", "zh": "ORPO 的几率比损失"}
 
 def inputs(draw):
     n = draw.length(1, 7)  # preference pairs
-    return {"chosen_avg_logps": -draw.lognormal(n, 1.0),
-            "rejected_avg_logps": -draw.lognormal(n, 1.0),
+    # mean token log-probs of a few tenths, or of a model nearly sure of every token (−1e-3,
+    # −1e-7: 1 − p is lost if taken as 1 − exp(log p) in float32)
+    return {"chosen_avg_logps": -draw.lognormal(n, 1.0) * draw.choice([1.0, 1.0, 1e-3, 1e-7], n),
+            "rejected_avg_logps": -draw.lognormal(n, 1.0) * draw.choice([1.0, 1.0, 1e-3, 1e-7], n),
             "beta": draw.choice([0.1, 1.0])}
 # --8<-- [end:check]
 
@@ -78,3 +80,21 @@ ZH = {
         "p 接近 1 时，照公式算 log(1 − eˣ) 在 float32 里丢掉所有有效数字",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("page, walkthrough: log(1 − eˣ) as written loses every digit near x = 0 (in float32 "
+     "e^(−1e-8) rounds to 1 and the log is −inf); the helper exists for that",
+     "return torch.where(x < -math.log(2), torch.log1p(-torch.exp(x)),\n"
+     "                           torch.log(-torch.expm1(x)))",
+     "return torch.log(1 - torch.exp(x))"),
+    ("walkthrough: the odds ratio, not the probability ratio p_w / p_l",
+     "F.logsigmoid(chosen_log_odds - rejected_log_odds)",
+     "F.logsigmoid(chosen_avg_logps - rejected_avg_logps)"),
+    ("walkthrough: TRL's odds_ratio_loss returns the negative of this term (β·log σ, ≤ 0)",
+     "return -beta * F.logsigmoid(", "return beta * F.logsigmoid("),
+]
+# --8<-- [end:traps]

@@ -52,7 +52,10 @@ TITLE = {"en": "Robust DPO Loss", "zh": "稳健 DPO 损失"}
 def inputs(draw):
     n = draw.length(1, 7)  # preference pairs
     names = ("chosen_logps", "rejected_logps", "ref_chosen_logps", "ref_rejected_logps")
-    return {**{k: draw.normal(n, 5.0, shift=-20.0) for k in names},
+    # short answers, or answers of thousands of tokens whose margins are hundreds of nats
+    # (σ(±βΔ) underflows in float32: log σ must be taken as logsigmoid)
+    scale, shift = draw.choice([(5.0, -20.0), (5.0, -20.0), (500.0, -3000.0)])
+    return {**{k: draw.normal(n, scale, shift=shift) for k in names},
             "beta": draw.choice([0.1, 0.5]), "label_smoothing": draw.choice([0.0, 0.1, 0.3])}
 # --8<-- [end:check]
 
@@ -80,3 +83,22 @@ ZH = {
     "cDPO, expected over flips: ": "cDPO，对翻转取期望： ",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("hint: mind the signs, the flipped term is added with +ε·log σ(−z); with a minus it is "
+     "cDPO's smoothing, another loss",
+     "loss = -(1 - eps) * F.logsigmoid(z) + eps * F.logsigmoid(-z)",
+     "loss = -(1 - eps) * F.logsigmoid(z) - eps * F.logsigmoid(-z)"),
+    ("TODO 3, walkthrough: the division by 1 − 2ε, without which the average over flips is not "
+     "the clean loss",
+     "return loss / (1 - 2 * eps)", "return loss"),
+    ("hint: F.logsigmoid(z) is log σ(z), stable for large |z|; log(sigmoid) is −inf where σ "
+     "underflows",
+     "loss = -(1 - eps) * F.logsigmoid(z) + eps * F.logsigmoid(-z)",
+     "loss = -(1 - eps) * torch.log(torch.sigmoid(z)) + eps * torch.log(torch.sigmoid(-z))"),
+]
+# --8<-- [end:traps]

@@ -73,3 +73,22 @@ ZH = {
         "TRL 的 CPOTrainer 默认值：β = 0.1，simpo_gamma = 0.5，相当于每个 token 领先 5 奈特的差值",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("hint: with label_smoothing the ε term has a minus sign here (cDPO's form), not robust "
+     "DPO's plus",
+     "- label_smoothing * F.logsigmoid(-z)", "+ label_smoothing * F.logsigmoid(-z)"),
+    ("hint: there is no division by 1 − 2ε (that is robust DPO's)",
+     "return -(1 - label_smoothing) * F.logsigmoid(z) - label_smoothing * F.logsigmoid(-z)",
+     "return (-(1 - label_smoothing) * F.logsigmoid(z)\n"
+     "            - label_smoothing * F.logsigmoid(-z)) / (1 - 2 * label_smoothing)"),
+    ("hint, page: z is β times the difference of the mean log-probs, minus γ: γ is in the "
+     "reward's units, not scaled by β",
+     "z = beta * (chosen_avg_logps - rejected_avg_logps) - gamma",
+     "z = beta * (chosen_avg_logps - rejected_avg_logps - gamma)"),
+]
+# --8<-- [end:traps]

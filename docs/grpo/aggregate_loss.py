@@ -71,11 +71,16 @@ TITLE = {"en": "Loss Aggregation", "zh": "损失聚合方式"}
 
 def inputs(draw):
     B, T = draw.size()
-    mode = draw.choice(["token-mean", "token-sum", "seq-mean-token-mean",
-                        "seq-mean-token-sum", "seq-mean-token-sum-norm"])
-    norm = mode == "seq-mean-token-sum-norm" and draw.coin()
+    modes = ["token-mean", "token-sum", "seq-mean-token-mean", "seq-mean-token-sum",
+             "seq-mean-token-sum-norm"]
+    # the mode by case number, as the mask's layout (7 of them): cases 0 to 34 meet every
+    # mode with every layout, each mode with empty rows and with an all-padding batch
+    mode = modes[draw.case % len(modes)]
+    norm = mode == "seq-mean-token-sum-norm" and draw.coin(0.7)
+    # passed, not left out with the defaults: a mode other than the default's, a horizon
+    draw.keep(*(["mode"] if mode != "token-mean" else []), *(["horizon"] if norm else []))
     return {"loss_mat": draw.normal((B, T)), "mask": draw.mask(B, T), "mode": mode,
-            "horizon": draw.choice([8.0, 16.0]) if norm else None}
+            "horizon": draw.choice([12.0, 16.0]) if norm else None}
 # --8<-- [end:check]
 
 
@@ -111,3 +116,24 @@ ZH = {
     ", long ": "，长 ",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("the comment 'padding may hold anything, even NaN': × mask, and 0 × NaN is NaN",
+     "loss_mat = loss_mat.masked_fill(mask == 0, 0.0)", "loss_mat = loss_mat * mask"),
+    ("hint: token-mean without clamp(min=1): an all-padding batch divides 0 by 0",
+     "return loss_mat.sum() / mask.sum().clamp(min=1)", "return loss_mat.sum() / mask.sum()"),
+    ("hint: seq-mean-token-mean without tokens.clamp(min=1): an empty row gives 0/0",
+     "per_seq = loss_mat.sum(dim=1) / tokens.clamp(min=1)",
+     "per_seq = loss_mat.sum(dim=1) / tokens"),
+    ("hint: seq-mean-token-sum-norm divides by T unless horizon is given: horizon ignored",
+     "norm = T if horizon is None else horizon", "norm = T"),
+    ("hint, TRL's 'grpo': the mean over every row, empty rows counted as 0",
+     "return per_seq.sum() / (tokens > 0).sum().clamp(min=1)", "return per_seq.mean()"),
+    ("the answer's clamp(min=1) on the row count: a batch with no token gives 0/0",
+     "(tokens > 0).sum().clamp(min=1)", "(tokens > 0).sum()"),
+]
+# --8<-- [end:traps]

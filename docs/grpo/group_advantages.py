@@ -53,7 +53,19 @@ TITLE = {"en": "Group-Relative Advantages", "zh": "组内相对优势"}
 
 def inputs(draw):
     G, N = draw.groups()
-    return {"scores": draw.scores(N), "group_size": G, "scale_by_std": draw.coin(0.7),
+    scores = draw.scores(N)
+    # groups that carry no signal, every score equal: 0 and 1 (a verifier's, whose mean is
+    # exact) or a reward model's or partial credit's value, whose mean may be a rounding off
+    # (the walkthrough's 0.7 and 1000.1)
+    for start in range(0, N, G):
+        if draw.coin(0.3):
+            scores[start:start + G] = draw.choice([0.0, 1.0, 0.7, 1000.1, 0.3, -2.7])
+    if draw.coin(0.3):
+        # one prompt whose eight answers a reward model scored alike (the walkthrough's case):
+        # over a single row torch's mean and std are both a rounding off, the std not 0
+        G = N = 8
+        scores = draw.normal(N, 0.0, shift=draw.choice([0.7, 1000.1, 0.3, -2.7]))
+    return {"scores": scores, "group_size": G, "scale_by_std": draw.coin(0.7),
             "eps": draw.choice([1e-6, 1e-4])}
 # --8<-- [end:check]
 
@@ -85,3 +97,24 @@ ZH = {
     "equal:": "全相等：",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("hint: view(-1, G) is a row per prompt; view(G, -1) mixes the prompts",
+     "grouped = scores.view(-1, group_size)", "grouped = scores.view(group_size, -1)"),
+    ("hint: std is unbiased, ÷ (G − 1) as in TRL and verl: the biased std",
+     "grouped.std(dim=1, keepdim=True)", "grouped.std(dim=1, keepdim=True, correction=0)"),
+    ("walkthrough: the unmasked formula: an equal group's mean one rounding off, its std "
+     "~1e-7 × the score, and every answer an advantage (verl's +0.06 for eight 0.7s)",
+     "return adv.masked_fill(same, 0.0).reshape(-1)", "return adv.reshape(-1)"),
+    ("walkthrough: an equal group found by std == 0: its std comes out ~1e-7 × the score, "
+     "not 0",
+     "same = (grouped == grouped[:, :1]).all(dim=1, keepdim=True)",
+     "same = grouped.std(dim=1, keepdim=True) == 0"),
+    ("walkthrough: TRL's ε = 1e-4 as the default, not verl's 1e-6",
+     "scale_by_std=True, eps=1e-6", "scale_by_std=True, eps=1e-4"),
+]
+# --8<-- [end:traps]

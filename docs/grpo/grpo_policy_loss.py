@@ -76,10 +76,24 @@ PADDING = {"new_logprobs": "logprob",
 def inputs(draw):
     B, T = draw.size()
     beta = draw.choice([0.0, 0.04, 0.1])
-    return {"new_logprobs": draw.normal((B, T), 0.5), "old_logprobs": draw.normal((B, T), 0.5),
+    if beta > 0:
+        draw.keep("beta")  # the K3 term: not left out with the defaults
+    # log-probs near each other (log-ratios within a few times 0.7), or, in two cases of three, half
+    # the tokens far apart (±24): π_old from π_θ (beyond verl's clamp of the log-ratio at ±20,
+    # ratios far above its dual clip's 3) or π_ref from π_θ (K3 above its clamp at 10)
+    kind = draw.choice(["near", "far from the old policy", "far from the reference"])
+
+    def near(x, far):
+        if kind != far:
+            return draw.normal((B, T), 0.5)
+        return x + draw.choice([0.0, 0.0, 24.0, -24.0], (B, T)) + draw.normal((B, T), 0.5)
+
+    new = draw.normal((B, T), 0.5)
+    return {"new_logprobs": new, "old_logprobs": near(new, "far from the old policy"),
             "advantages": draw.advantages(B, T),
             "mask": draw.mask(B, T),
-            "ref_logprobs": draw.normal((B, T), 0.5) if beta > 0 or draw.coin() else None,
+            "ref_logprobs": near(new, "far from the reference") if beta > 0 or draw.coin()
+            else None,
             "clip_low": draw.choice([0.2, 0.1]), "clip_high": draw.choice([0.2, 0.28]),
             "beta": beta}
 # --8<-- [end:check]
@@ -116,3 +130,54 @@ ZH = {
     "with β·k3: ": "加上 β·k3：",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+# Not listed, as Check cannot fail it: the hint's d.exp() − 1 for expm1(d) (and TRL's
+# exp(d) − d − 1). Its error is float32's rounding of e^d, at most β·6e-8 per token, against
+# a loss of β·d²/2 for tiny d: far below Check's ATOL (1e-5), which the loss, a float32 sum of
+# terms of either sign, needs.
+TRAPS = [
+    ("hint: [B] → [B, 1] with unsqueeze(1); unsqueeze(0) gives [1, B], along the tokens",
+     "advantages = advantages.unsqueeze(1)", "advantages = advantages.unsqueeze(0)"),
+    ("TODO 2, hint: the symmetric clip, ε_high ignored: clip-higher lost",
+     "torch.clamp(ratio, 1 - clip_low, 1 + clip_high)",
+     "torch.clamp(ratio, 1 - clip_low, 1 + clip_low)"),
+    ("walkthrough: clip-higher raises only the upper bound: ε_high on the floor, ε_low on the "
+     "ceiling",
+     "torch.clamp(ratio, 1 - clip_low, 1 + clip_high)",
+     "torch.clamp(ratio, 1 - clip_high, 1 + clip_low)"),
+    ("TODO 3, hint: 'as in PPO, the larger': torch.minimum",
+     "loss = torch.maximum(-advantages * ratio, -advantages * clipped)",
+     "loss = torch.minimum(-advantages * ratio, -advantages * clipped)"),
+    ("hint: d = log π_ref − log π_θ: the policy minus the reference",
+     "d = (ref_logprobs - new_logprobs).masked_fill(mask == 0, 0.0)",
+     "d = (new_logprobs - ref_logprobs).masked_fill(mask == 0, 0.0)"),
+    ("gradient: hint: d not set to 0 on padding before exp: the last masked_fill hides the "
+     "NaN from the value, not from the gradient",
+     "d = (ref_logprobs - new_logprobs).masked_fill(mask == 0, 0.0)",
+     "d = ref_logprobs - new_logprobs"),
+    ("gradient: walkthrough: TRL exponentiates the unmasked log-ratio: NaN on padding, hidden "
+     "from the value by the last masked_fill",
+     "log_ratio = (new_logprobs - old_logprobs).masked_fill(mask == 0, 0.0)",
+     "log_ratio = new_logprobs - old_logprobs"),
+    ("walkthrough: TRL's ρ·K3 (use_bias_correction_kl), not this exercise's K3",
+     "loss = loss + beta * (torch.expm1(d) - d)",
+     "loss = loss + beta * ratio * (torch.expm1(d) - d)"),
+    ("walkthrough: verl's clamp of the log-ratio to [−20, 20] before exp",
+     "ratio = log_ratio.exp()", "ratio = log_ratio.clamp(-20, 20).exp()"),
+    ("walkthrough: verl's dual clip, the loss of a negative-advantage token capped at 3|Â|",
+     "loss = torch.maximum(-advantages * ratio, -advantages * clipped)\n",
+     "loss = torch.maximum(-advantages * ratio, -advantages * clipped)\n"
+     "    loss = torch.where(advantages < 0, torch.minimum(loss, -3 * advantages), loss)\n"),
+    ("walkthrough: verl's K3 clamped to [−10, 10]",
+     "loss = loss + beta * (torch.expm1(d) - d)",
+     "loss = loss + beta * (torch.expm1(d) - d).clamp(-10, 10)"),
+    ("the comment: the per-token loss × mask, 0 × NaN is NaN",
+     "loss = loss.masked_fill(mask == 0, 0.0)", "loss = loss * mask"),
+    ("token-mean (Ex. 3) without clamp(min=1): an all-padding batch divides 0 by 0",
+     "return loss.sum() / mask.sum().clamp(min=1)", "return loss.sum() / mask.sum()"),
+]
+# --8<-- [end:traps]

@@ -49,7 +49,11 @@ def inputs(draw):
     B = draw.length(1, 8)  # preference pairs
     kind = draw.choice(["none", "number", "per pair"])  # of margin
     margin = {"none": None, "number": 1.0, "per pair": draw.lognormal(B, 0.5)}[kind]
-    return {"chosen_scores": draw.normal(B, 2.0), "rejected_scores": draw.normal(B, 2.0),
+    # scores of a few units, or of hundreds (a reward model's unbounded logits): pairs it has
+    # badly wrong, r_c − r_r far below −88, where σ rounds to 0 in float32 (the walkthrough's
+    # last line)
+    scale = draw.choice([2.0, 2.0, 300.0])
+    return {"chosen_scores": draw.normal(B, scale), "rejected_scores": draw.normal(B, scale),
             "margin": margin}
 # --8<-- [end:check]
 
@@ -76,3 +80,21 @@ ZH = {
     " naive ": " 朴素写法 ",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("TODO 3, walkthrough: log(sigmoid(z)) is −inf once σ(z) rounds to 0 (a pair badly wrong)",
+     "return -F.logsigmoid(z).mean()", "return -torch.log(torch.sigmoid(z)).mean()"),
+    ("hint: logsigmoid never forms σ(z): log(1 + exp(−z)) by hand overflows to inf",
+     "return -F.logsigmoid(z).mean()", "return torch.log(1 + torch.exp(-z)).mean()"),
+    ("hint: a margin is subtracted: added instead",
+     "z = z - margin", "z = z + margin"),
+    ("TODO 3: −log σ(z): the minus sign left out",
+     "return -F.logsigmoid(z).mean()", "return F.logsigmoid(z).mean()"),
+    ("key formulas: −mean log σ: the sum over the pairs",
+     "return -F.logsigmoid(z).mean()", "return -F.logsigmoid(z).sum()"),
+]
+# --8<-- [end:traps]

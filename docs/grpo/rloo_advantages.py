@@ -65,3 +65,19 @@ ZH = {
     "4/3 × (s − mean):": "4/3 × (s − 均值)：",
 }
 # --8<-- [end:zh]
+
+
+# --8<-- [start:traps]
+# The mistakes this page warns about, each a change to the answer that Check must fail
+# (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
+TRAPS = [
+    ("walkthrough: GRPO's group mean as the baseline, the answer itself included",
+     "baseline = (total - grouped) / (group_size - 1)", "baseline = total / group_size"),
+    ("TODO 2, hint: the others' sum divided by G, not by the G − 1 others",
+     "baseline = (total - grouped) / (group_size - 1)",
+     "baseline = (total - grouped) / group_size"),
+    ("hint: the sum of each row as a column: without keepdim a [groups] vector broadcasts "
+     "along the rows",
+     "total = grouped.sum(dim=1, keepdim=True)", "total = grouped.sum(dim=1)"),
+]
+# --8<-- [end:traps]

@@ -14,13 +14,16 @@ Each function follows the formula of torch's CPU kernel, step by step in the ten
 from __future__ import annotations
 
 import warnings
+from functools import partial
 from typing import Any
 
 import numpy as np
 
+from .. import derivatives as rules
 from ..errors import unsupported
+from ..graph import MODE
 from ..kernels import float_unary
-from ..tensor import Tensor
+from ..tensor import Tensor, keep, record, recording
 
 __all__ = [
     "log_softmax",
@@ -52,7 +55,11 @@ def logsigmoid(input: Tensor) -> Tensor:
     x = _float_data(input, "log_sigmoid")
     with np.errstate(all="ignore"):
         buffer = float_unary(np.exp, -np.abs(x))
-        return Tensor._make(np.minimum(x, x.dtype.type(0)) - float_unary(np.log1p, buffer))
+        out = Tensor._make(np.minimum(x, x.dtype.type(0)) - float_unary(np.log1p, buffer))
+    if MODE.leaves and recording(input):  # torch saves the input and the buffer exp(-|x|)
+        record(out, "LogSigmoidBackward0", (input,), rules.logsigmoid,
+               (keep(x, input, 0), keep(buffer)))
+    return out
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -61,7 +68,11 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     with np.errstate(all="ignore"):
         xb = x * b
         soft = float_unary(np.log1p, float_unary(np.exp, xb)) / b
-        return Tensor._make(np.where(xb > th, x, soft))
+        out = Tensor._make(np.where(xb > th, x, soft))
+    if MODE.leaves and recording(input):
+        record(out, "SoftplusBackward0", (input,), partial(rules.softplus, beta, threshold),
+               (keep(x, input, 0),))
+    return out
 
 
 def _softmax(name: str, input: Tensor, dim: int | None, stacklevel: int, dtype: Any) -> Tensor:

@@ -46,7 +46,7 @@ TRANSCENDENTAL_ULPS = 2
 COMPOSITE_ULPS = 4
 # randn of 16 or more values: |layer − torch| ≤ RANDN_BOUND · max(1, |x|) (float32)
 RANDN_BOUND = 16 * float(np.finfo(np.float32).eps)
-TORCH_NAMES = ("torch", "torch.nn", "torch.nn.functional")
+TORCH_NAMES = ("torch", "torch.autograd", "torch.nn", "torch.nn.functional")
 
 
 # ---- helpers ------------------------------------------------------------------------------------
@@ -57,7 +57,8 @@ def as_torch(module: Any):
     """Register ``module`` (real torch or the layer) as ``torch`` for the duration."""
     if module is real_torch:
         saved = {name: sys.modules.get(name) for name in TORCH_NAMES}
-        sys.modules.update({"torch": real_torch, "torch.nn": real_torch.nn,
+        sys.modules.update({"torch": real_torch, "torch.autograd": real_torch.autograd,
+                            "torch.nn": real_torch.nn,
                             "torch.nn.functional": real_torch.nn.functional})
         try:
             yield module
@@ -1270,16 +1271,15 @@ def test_unsupported_error_lists_what_is_supported_and_works_with_hasattr():
     assert getattr(layer.nn, "Module", None) is None
 
 
-def test_autograd_requests_say_there_is_no_autograd():
-    for request in (
-        lambda: layer.tensor([1.0]).backward(),
-        lambda: layer.tensor([1.0]).requires_grad_(),
-        lambda: layer.tensor([1.0], requires_grad=True),
-        lambda: layer.zeros(2, requires_grad=True),
-        lambda: layer.randn(2, requires_grad=True),
-    ):
-        with pytest.raises(NotImplementedError, match="no autograd"):
-            request()
+def test_autograd_requests_are_served_not_refused():
+    """The layer has autograd (tests/test_torch_layer_autograd.py compares it with torch):
+    what used to raise now works."""
+    x = layer.tensor([1.0], requires_grad=True)
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [3.0]
+    assert layer.tensor([1.0]).requires_grad_().requires_grad
+    assert layer.zeros(2, requires_grad=True).requires_grad
+    assert layer.randn(2, requires_grad=True).is_leaf
     assert layer.tensor([1.0]).requires_grad_(False).requires_grad is False
 
 

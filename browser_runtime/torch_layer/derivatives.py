@@ -493,4 +493,4 @@ def stack(axis: int, count: int, g: np.ndarray) -> Grads:
 
 def not_implemented(name: str, g: np.ndarray, *saved: Any) -> Grads:
     """An operation torch has no derivative for (floor_divide): its backward raises."""
-    raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+    raise RuntimeError(f"derivative for aten::{name} is not implemented")

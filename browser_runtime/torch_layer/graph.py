@@ -259,9 +259,7 @@ class Saved:
         tensor = self.tensor() if self.tensor is not None else None
         maker = node if self.output else getattr(tensor, "_node", None)
         if maker is not None and not isinstance(maker, AccumulateGrad):
-            name = maker.name()
-            name = ("torch::autograd::" + name if name == "CopySlices"
-                    else re.sub(r"Backward\d*$", "", name))
+            name = re.sub(r"Backward\d*$", "", maker.name())
             what += f", which is output 0 of {name},"
         return (
             "one of the variables needed for gradient computation has been modified by an "
@@ -290,7 +288,8 @@ Meta = tuple[tuple[int, ...], np.dtype]  # an input's shape and dtype
 
 
 class Node:
-    """One operation of the graph (torch's ``grad_fn``): ``name()`` as torch names it,
+    """One operation of the graph (torch's ``grad_fn``): ``name()`` as torch names it
+    (``ExpBackward0``, ``torch::autograd::CopySlices``; printed without the namespace),
     ``next_functions`` its inputs' nodes."""
 
     __slots__ = ("__weakref__", "_name", "inputs", "metas", "retained", "rule", "saved",
@@ -315,7 +314,7 @@ class Node:
         return tuple((node, 0) for node in self.inputs)
 
     def __repr__(self) -> str:
-        return f"<{self._name} object at {id(self):#x}>"
+        return f"<{self._name.rsplit('::', 1)[-1]} object at {id(self):#x}>"
 
     def __lt__(self, other: Node) -> bool:  # the ready queue: the most recent node first
         return self.sequence > other.sequence
@@ -327,7 +326,7 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable: Any) -> None:
-        super().__init__("AccumulateGrad", None, (), ())
+        super().__init__("torch::autograd::AccumulateGrad", None, (), ())
         self.variable = weakref.ref(variable)
         MODE.leaves += 1
 
@@ -435,11 +434,15 @@ def _run(node: Node, grad: np.ndarray, buffers: dict[Node, np.ndarray],
         raise RuntimeError(FREED)
     arrays = [None if s is None else s.unpack(node) for s in node.saved]
     assert node.rule is not None
-    outs = node.rule(grad, *arrays)
+    with np.errstate(all="ignore"):  # inf and NaN are values here, as in torch
+        outs = node.rule(grad, *arrays)
     for child, meta, out in zip(node.inputs, node.metas, outs, strict=True):
         if child is None or out is None:
             continue
         out = _fit(out, meta)
-        buffers[child] = buffers[child] + out if child in buffers else out
+        if child in buffers:
+            with np.errstate(all="ignore"):
+                out = buffers[child] + out
+        buffers[child] = out
     if not retain_graph and any(s is not None for s in node.saved):
         node.saved = None

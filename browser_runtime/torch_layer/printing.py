@@ -241,7 +241,7 @@ def tensor_repr(tensor: Any) -> str:
         tensor_str = _tensor_str(data, indent)
     grad_fn = tensor.grad_fn
     if grad_fn is not None:
-        suffixes.append(f"grad_fn=<{grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{grad_fn.name().rsplit('::', 1)[-1]}>")
     elif tensor.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + tensor_str, suffixes, indent)

@@ -417,7 +417,7 @@ def _written(t: Tensor, node: Node | None) -> None:
         t._node = node
         return
     positions = _positions(t._data, base._data)
-    base._node = Node("CopySlices", partial(rules.index_put, positions),
+    base._node = Node("torch::autograd::CopySlices", partial(rules.index_put, positions),
                       (base._node, node), (_meta(base), _meta(t)))
     t._seen = base._node
     t._node = Node("AsStridedBackward0", partial(rules.as_strided, base._data.shape, positions),
@@ -908,23 +908,26 @@ class Tensor:
             raise TypeError("unsupported format string passed to Tensor.__format__")
         return str(self)
 
-    # new_* make a tensor with this one's dtype (unless given)
-    def new_zeros(self, *size: Any, dtype: dtype | None = None, **_: Any) -> Tensor:
-        return self.new_full(parse_shape(size), 0, dtype=dtype)
+    # new_* make a tensor with this one's dtype (unless given), without its history
+    def new_zeros(self, *size: Any, dtype: dtype | None = None, **kw: Any) -> Tensor:
+        return self.new_full(parse_shape(size), 0, dtype=dtype, **kw)
 
-    def new_ones(self, *size: Any, dtype: dtype | None = None, **_: Any) -> Tensor:
-        return self.new_full(parse_shape(size), 1, dtype=dtype)
+    def new_ones(self, *size: Any, dtype: dtype | None = None, **kw: Any) -> Tensor:
+        return self.new_full(parse_shape(size), 1, dtype=dtype, **kw)
 
-    def new_empty(self, *size: Any, dtype: dtype | None = None, **_: Any) -> Tensor:
-        return self.new_full(parse_shape(size), 0, dtype=dtype)
+    def new_empty(self, *size: Any, dtype: dtype | None = None, **kw: Any) -> Tensor:
+        return self.new_full(parse_shape(size), 0, dtype=dtype, **kw)
 
     def new_full(self, size: Any, fill_value: Any, *, dtype: dtype | None = None,
-                 **_: Any) -> Tensor:
+                 requires_grad: bool = False, **_: Any) -> Tensor:
         target = dtype or self.dtype
-        return Tensor._make(np.full(parse_shape((size,)), fill_value, target.np_dtype))
+        out = Tensor._make(np.full(parse_shape((size,)), fill_value, target.np_dtype))
+        return out.requires_grad_() if requires_grad else out
 
-    def new_tensor(self, data: Any, *, dtype: dtype | None = None, **_: Any) -> Tensor:
-        return from_data(data, dtype or self.dtype)
+    def new_tensor(self, data: Any, *, dtype: dtype | None = None, requires_grad: bool = False,
+                   **_: Any) -> Tensor:
+        out = from_data(data, dtype or self.dtype)
+        return out.requires_grad_() if requires_grad else out
 
     def detach(self) -> Tensor:
         # the same memory (writes reach both), no history
@@ -1052,7 +1055,7 @@ class Tensor:
             # CopySlices (IndexPutBackward0 for tensor indices): self's gradient with the
             # written places zeroed, the value's taken from them
             positions = np.arange(self._data.size).reshape(self._data.shape)[index]
-            node = Node("IndexPutBackward0" if advanced else "CopySlices",
+            node = Node("IndexPutBackward0" if advanced else "torch::autograd::CopySlices",
                         partial(rules.index_put, positions),
                         (_node_of(self), _node_of(value) if isinstance(value, Tensor) else None),
                         (_meta(self), _meta(value)))
@@ -1424,7 +1427,8 @@ class Tensor:
         Accepts torch's spellings: var(), var(dim), var(unbiased), var(dim, unbiased, keepdim),
         var(dim, correction=0). Computed in float64 and rounded once (within ulps of torch)."""
         out, axes, correction = self._var(dim, unbiased, keepdim, correction)
-        result = Tensor._make(out)
+        with np.errstate(all="ignore"):
+            result = Tensor._make(out.astype(self._data.dtype))
         if MODE.leaves and recording(self):
             record(result, "VarBackward0", (self,), partial(rules.var, axes, correction, keepdim),
                     (keep(self._data, self, 0),))
@@ -1432,6 +1436,8 @@ class Tensor:
 
     def _var(self, dim: Any, unbiased: Any, keepdim: bool,
              correction: Any) -> tuple[np.ndarray, tuple[int, ...], Any]:
+        """The variance in float64 (not yet rounded: std takes its root first), the reduced
+        axes and the correction."""
         if isinstance(dim, bool):  # var(False): the old unbiased-only form
             dim, unbiased = None, dim
         if not self.dtype.is_floating_point:
@@ -1444,13 +1450,15 @@ class Tensor:
             mean = np.mean(x, axis=axes, keepdims=True)
             n = math.prod(x.shape[a] for a in axes)
             out = np.sum((x - mean) ** 2, axis=axes) / (n - correction)
-        return _keep_dims(np.asarray(out), axes, keepdim).astype(self._data.dtype), axes, correction
+        return _keep_dims(np.asarray(out), axes, keepdim), axes, correction
 
     def std(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
             correction: Any = None) -> Tensor:
-        """torch.std: the square root of :meth:`var`, with the same arguments."""
+        """torch.std: the square root of :meth:`var`, with the same arguments (taken in float64,
+        so a std near 1e30 is finite in float32 as torch's, whose variance is not)."""
         variance, axes, correction = self._var(dim, unbiased, keepdim, correction)
-        result = Tensor._make(np.sqrt(variance.astype(np.float64)).astype(variance.dtype))
+        with np.errstate(all="ignore"):  # the root before the rounding: a float32 std of 1e30
+            result = Tensor._make(np.sqrt(variance).astype(self._data.dtype))
         if MODE.leaves and recording(self):
             record(result, "StdBackward0", (self,), partial(rules.std, axes, correction, keepdim),
                     (keep(self._data, self, 0), keep(result._data, result, output=True)))
@@ -1879,8 +1887,9 @@ def _record_binary(out: Tensor, name: str, a: Any, b: Any, x: np.ndarray,
         record(out, "DivBackward0", (a, b), rules.div,
                 (keep(x, ta, 0) if right else None, keep(y, tb, 1)))
     elif name == "mod":
-        record(out, "RemainderBackward0", (a, b), rules.remainder,
-                (keep(x, ta, 0) if right else None, keep(y, tb, 1) if right else None))
+        record(out, "RemainderBackward1" if tb is not None else "RemainderBackward0", (a, b),
+               rules.remainder,
+               (keep(x, ta, 0) if right else None, keep(y, tb, 1) if right else None))
     else:  # floor division: torch has no derivative for it
         record(out, "NotImplemented", (a, b), partial(rules.not_implemented, "floor_divide"))
 

@@ -110,7 +110,7 @@ def tanh(input: Tensor) -> Tensor:
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     out = input.relu()
-    return input.copy_(out) if inplace else out
+    return input._inplace(out) if inplace else out  # relu_: ReluBackward0, as torch
 
 
 def mse_loss(input: Tensor, target: Tensor, size_average: Any = None,

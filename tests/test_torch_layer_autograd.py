@@ -28,7 +28,8 @@ import pytest
 
 from browser_runtime.check import CASES
 
-from .conftest import EXERCISES
+from .conftest import EXERCISES, LESSONS
+from .mutants import mechanical
 from .test_torch_layer import as_torch, exercise_function, layer, real_torch, ulp_distance
 
 GRAD_BOUND = 16
@@ -152,6 +153,46 @@ def test_lesson_gradients_match_torch_on_the_exercises_inputs(exercise_id: str):
         compared += sum(1 for w in want if w is not None and w[0])
     if exercise_id not in NO_GRADIENT:
         assert compared, "no output of the lesson has a gradient"
+
+
+def _compiled(code: str, name: str, module: Any) -> Any:
+    namespace: dict[str, Any] = {"__name__": "variant"}
+    with as_torch(module):
+        exec(compile(code, "<variant>", "exec"), namespace)
+    return namespace[name]
+
+
+def _gradients_or_error(module: Any, fn: Any, args: list[Any], case: int) -> Any:
+    try:
+        return gradients(module, lambda t, *a: fn(*a), args, case)
+    except Exception as exc:  # a variant may raise: then under both, the same error
+        return ("error", type(exc).__name__)
+
+
+@pytest.mark.parametrize("exercise_id", sorted(EXERCISES))
+def test_lesson_variants_gradients_match_torch(exercise_id: str):
+    """What learners write instead (tests/mutants.py): the traps the page warns about and one
+    mechanical change at each place (a fill made a multiply, where made a blend, a detach
+    dropped, a comparison moved, min for max…), on a few of Check's cases."""
+    lesson = LESSONS[exercise_id]
+    answer = lesson.exercise(blanked=False)
+    variants = [(t.why, t.apply(answer)) for t in lesson.traps]
+    variants += [(m.name, m.code) for m in mechanical(lesson)]
+    seed = zlib.crc32(exercise_id.encode())
+    for why, code in variants:
+        fn_torch = _compiled(code, lesson.name, real_torch)
+        fn_layer = _compiled(code, lesson.name, layer)
+        for case in range(VARIANT_CASES):
+            args = list(EXERCISES[exercise_id].inputs(seed, case).values())
+            want = _gradients_or_error(real_torch, fn_torch, args, case)
+            got = _gradients_or_error(layer, fn_layer, args, case)
+            if isinstance(want, tuple) or isinstance(got, tuple):
+                assert got == want, (why, case)
+            else:
+                assert_same_gradients(got, want, f"{exercise_id}: {why}, case {case}")
+
+
+VARIANT_CASES = 12
 
 
 # lessons whose outputs carry no gradient in torch either (bool outputs, or detached on purpose)
@@ -534,6 +575,9 @@ def test_op_makes_no_node_for_tensors_without_grad(name: str):
         with layer.no_grad():
             assert fn(layer, *x)._node is None
     assert layer.graph.MODE.leaves == leaves + len(x)
+    del x
+    gc.collect()
+    assert layer.graph.MODE.leaves == leaves  # no leaf left: operations check nothing again
 
 
 # the nodes named otherwise than torch's (their gradients are compared like any other)

@@ -1759,9 +1759,22 @@ class Tensor:
     def expand(self, *sizes: Any) -> Tensor:
         target = list(parse_shape(sizes))
         lead = len(target) - self.ndim
+        shape = list(self._data.shape)
+        if lead < 0:
+            raise RuntimeError(
+                f"expand(torch.{_type_name(self.dtype)}Tensor{{{shape}}}, size={target}): the "
+                f"number of sizes provided ({len(target)}) must be greater or equal to the "
+                f"number of dimensions in the tensor ({self.ndim})"
+            )
         for i in range(self.ndim):
             if target[lead + i] == -1:
-                target[lead + i] = self._data.shape[i]
+                target[lead + i] = shape[i]
+            elif shape[i] != 1 and target[lead + i] != shape[i]:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({target[lead + i]}) must match the "
+                    f"existing size ({shape[i]}) at non-singleton dimension {lead + i}.  Target "
+                    f"sizes: {target}.  Tensor sizes: {shape}"
+                )
         # the gradient is summed back to this shape by the engine (sum_to)
         out = _view(self, np.broadcast_to(self._data, tuple(target)))
         if MODE.leaves and recording(self):

@@ -480,6 +480,7 @@ OPS: dict[str, tuple[Any, list[list[float]]]] = {
                 [SPECIAL]),
     "setitem": (lambda t, a: _setitem(t, a), [SPECIAL]),
     "setitem_into_leafless": (lambda t, a, b: _setitem_plain(t, a, b), [SPECIAL, OTHER]),
+    "setitem_through_views": (lambda t, a: _setitem_views(t, a), [SPECIAL]),
     # shapes
     "reshape_view_flatten": (lambda t, a: a.reshape(2, 5).view(5, 2).flatten() * t.arange(10.0),
                              [SPECIAL]),
@@ -529,6 +530,14 @@ def _setitem(t: Any, a: Any) -> Any:
     y[y > 1e29] = a[3]
     y[4:6] = a[8:10] * 2
     return y
+
+
+def _setitem_views(t: Any, a: Any) -> Any:
+    z = t.zeros(2, 5)
+    z[0][1:3] = a[:2]
+    z[1][t.tensor([0, 0, 4])] = a[5] * 2
+    z.view(10)[7] = a[9]
+    return z * t.arange(10.0).reshape(2, 5)
 
 
 def _setitem_plain(t: Any, a: Any, b: Any) -> Any:

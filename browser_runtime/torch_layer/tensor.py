@@ -18,10 +18,43 @@ The rules mirrored from torch's CPU build (not NumPy's):
 
 What is exact and what is within a bound is the contract in ``kernels``.
 
+**Autograd.** Each differentiable operation, when grad mode is on and an input requires grad,
+gives its result a node (``record``): torch's name, its inputs' nodes, the arrays torch's
+formula saves (``keep``), and the formula (``derivatives``); ``graph`` runs the backward pass.
+While no leaf requires grad (``graph.MODE.leaves`` is 0) an operation checks nothing more and
+makes no node. Rules exist for: ``+ − × ÷`` (reflected and in place), ``neg``, ``pow`` (number,
+tensor and base forms), ``%``, ``exp log expm1 log1p sqrt rsqrt abs sigmoid tanh relu square
+reciprocal``, ``sign floor ceil round trunc`` (zero), ``clamp``/``clip``/``clamp_min``/
+``clamp_max`` (number and tensor bounds), ``maximum minimum``, ``max min`` (all, along a dim,
+elementwise), ``amax amin``, ``where masked_fill`` (and ``masked_fill_``), ``sum mean var std``,
+``logsumexp softmax log_softmax``, ``gather``, indexing (basic: a view; advanced: a copy),
+writes by index (``t[k] = v``), ``reshape view flatten unsqueeze squeeze expand transpose
+permute t T mT flip repeat clone contiguous``, ``iter`` (rows), casts between floats, ``cumsum``,
+``topk`` (values), ``quantile``, ``fill_ zero_ copy_``, and in ``functions``/``nn.functional``:
+``cat stack logsigmoid softplus mse_loss`` (the last a composite). Integer and bool results
+carry no gradient. ``//`` records torch's ``NotImplemented`` node: its backward raises torch's
+error. There is no ``@`` (matmul) in the layer.
+
+*Views and in-place writes.* A view (``_view``) remembers its base tensor (``_base``). An
+in-place operation checks torch's errors (a leaf that requires grad, or a view of one), copies
+the original values the result's node saved (torch's ``original_self``), writes, counts the
+write (``graph.bump``: a saved array written since makes the backward raise, as in torch) and
+gives the tensor the result's history; written through a view, the base gets a
+``CopySlices`` node and its other views read their values back from it (``AsStridedBackward0``)
+when next used. ``t[k] = v`` is ``CopySlices`` (``IndexPutBackward0`` for tensor indices), so
+``advantages[:, t] = gae`` in a loop makes zeros that do not require grad require it.
+
+*What differs from torch:* no double backward (``create_graph``), hooks, custom ``Function``,
+forward mode or anomaly detection; ``inference_mode`` is ``no_grad`` (no inference tensors);
+writes through ``.data`` are counted as versions (torch does not count them); ties in ``topk``
+and ``quantile`` give the gradient to the first equal value by index (torch's order of ties is
+unspecified); ``quantile`` and ``mse_loss`` name their last node otherwise than torch; version
+numbers in the in-place error count from the first time a node saved the memory.
+
 Besides the class, this module holds what both a method and a torch function need (``power``,
-``where``, ``result_type``, ``from_data``), so that ``functions`` and ``nn.functional`` import
-from here and nothing here imports them: the layer's imports go one way (see
-``tests/test_torch_layer_structure.py``).
+``where``, ``result_type``, ``from_data``, ``record``…), so that ``functions`` and
+``nn.functional`` import from here and nothing here imports them: the layer's imports go one way
+(see ``tests/test_torch_layer_structure.py``).
 """
 
 from __future__ import annotations

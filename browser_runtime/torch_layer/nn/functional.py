@@ -8,7 +8,9 @@ Each function follows the formula of torch's CPU kernel, step by step in the ten
   ``log_softmax = (x - max) - log Σ exp(x - max)`` (SoftMaxKernel.cpp, last-dim kernels).
 
 ``softmax``, ``log_softmax``, ``sigmoid``, ``tanh`` and ``relu`` forward to the Tensor methods
-(where the kernels above are written out), as torch's do.
+(where the kernels above are written out), as torch's do. ``logsigmoid`` and ``softplus`` record
+torch's nodes (``LogSigmoidBackward0`` saves the input and the buffer ``exp(-|x|)``);
+``mse_loss`` is ``(x − y)²`` and a reduction, whose nodes give torch's gradient.
 """
 
 from __future__ import annotations

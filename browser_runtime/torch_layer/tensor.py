@@ -1099,7 +1099,8 @@ class Tensor:
         # torch copies into the indexed elements with a cast to the tensor's dtype; with repeated
         # indices the last write wins (index_put_ without accumulate), as in NumPy
         self._data[index] = np.asarray(value).astype(self._data.dtype)
-        _written(self, node)
+        if MODE.leaves:  # no leaf: no node saved anything, nothing to count
+            _written(self, node)
 
     # ---- elementwise arithmetic --------------------------------------------------------------
 
@@ -1230,7 +1231,8 @@ class Tensor:
             if node is not None and result._data.dtype != self._data.dtype:
                 node = Node("ToCopyBackward0", rules.cast, (node,), (_meta(result),))
         np.copyto(self._data, result._data.astype(self._data.dtype), casting="unsafe")
-        _written(self, node)
+        if MODE.leaves:  # no leaf: no node saved anything, nothing to count
+            _written(self, node)
         return self
 
     def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -1253,7 +1255,8 @@ class Tensor:
             node = Node(name, rule, tuple(_node_of(t) if isinstance(t, Tensor) else None
                                           for t in inputs), tuple(_meta(t) for t in inputs))
         np.copyto(self._data, data)
-        _written(self, node)
+        if MODE.leaves:  # no leaf: no node saved anything, nothing to count
+            _written(self, node)
         return self
 
     def fill_(self, value: Any) -> Tensor:

@@ -81,7 +81,8 @@ def exercise_function(exercise_id: str, module: Any) -> Any:
 
 
 def as_array(t: Any) -> np.ndarray:
-    return t.detach().numpy() if isinstance(t, real_torch.Tensor) else np.asarray(t.numpy())
+    return t.detach().numpy() if isinstance(t, real_torch.Tensor) else np.asarray(
+        t.detach().numpy())
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
@@ -730,7 +731,34 @@ torch.tensor([1.0, 2.0]).reciprocal()
 3 / torch.tensor([0.7, 2.5])
 0.1 / torch.tensor(2.5)
 """
+# gradients (the layer's autograd: tests/test_torch_layer_autograd.py), here so that the wasm
+# tests run them on Pyodide too
+GRAD_EXPRESSIONS = [
+    "torch.tensor([1.0, 2.0], requires_grad=True) * 2",
+    "torch.tensor([1.5, 2.0], requires_grad=True).sum()",
+    "torch.autograd.grad(torch.where((x := torch.tensor([0.5, math.inf]).requires_grad_()) < 1,"
+    " x.exp(), 1.0).sum(), x)[0]",
+    "torch.autograd.grad((x := torch.arange(6.0).reshape(2, 3).requires_grad_())"
+    ".gather(1, torch.tensor([[0, 0], [2, 1]])).sum(), x)[0]",
+    "torch.autograd.grad((x := torch.arange(6.0, requires_grad=True))[torch.tensor([0, 0, 5])]"
+    ".sum() + x[x > 3].sum(), x)[0]",
+    "torch.autograd.grad((x := torch.tensor([3.0, 1.0, 3.0, 2.0], requires_grad=True)).topk(2)"
+    ".values.sum() + x.max() + x.reshape(2, 2).max(1).values.sum(), x)[0]",
+    "torch.autograd.grad((x := torch.tensor([1.0, 5.0, 2.0, 4.0], requires_grad=True))"
+    ".quantile(0.3), x)[0]",
+    "torch.autograd.grad(((z := torch.zeros(2, 3)).__setitem__((slice(None), 1),"
+    " (x := torch.tensor([1.0, 2.0], requires_grad=True)) * 2), z)[1].sum() * 3, x)[0]",
+    "torch.autograd.grad((z := (x := torch.tensor([1.0, 2.0, 3.0], requires_grad=True)) * 1,"
+    " z[1:].mul_(2), z)[2].sum(), x)[0]",
+    "torch.autograd.grad((x := torch.arange(4.0, requires_grad=True)).cumsum(0).sum(), x)[0]",
+    "torch.autograd.grad((x := torch.tensor([1.0, 2.0, 4.0], requires_grad=True)).std(), x)[0]",
+    "torch.autograd.grad((x := torch.tensor([[1.0, 2.0], [0.5, -1.0]], requires_grad=True))"
+    ".log_softmax(1).sum() + x.softmax(0)[0, 1], x)[0]",
+    "(torch.tensor([1.0, 2.0], requires_grad=True) * 2).backward()",
+    "torch.tensor([1.0, 2.0], requires_grad=True).add_(1)",
+]
 EXPRESSION_LIST = [line for line in EXPRESSIONS.strip().splitlines() if line.strip()]
+EXPRESSION_LIST += GRAD_EXPRESSIONS
 
 
 # expressions whose values come from transcendental functions, and how many ulps they may be

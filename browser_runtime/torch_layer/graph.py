@@ -330,8 +330,8 @@ class AccumulateGrad(Node):
         self.variable = weakref.ref(variable)
         MODE.leaves += 1
 
-    def __del__(self) -> None:
-        MODE.leaves -= 1
+    def __del__(self, mode: _Mode = MODE) -> None:  # bound now: at exit the global may be gone
+        mode.leaves -= 1
 
 
 # ---- the backward pass -------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from types import ModuleType
 
 __all__ = ["install_torch", "torch_layer_installed", "uninstall_torch"]
 
-_NAMES = ("torch", "torch.nn", "torch.nn.functional")
+_NAMES = ("torch", "torch.autograd", "torch.nn", "torch.nn.functional")
 _saved: list[dict[str, ModuleType | None]] = []
 
 
@@ -20,11 +20,12 @@ def install_torch() -> ModuleType:
     Whatever was registered under those names before is kept for ``uninstall_torch()``.
     """
     from . import torch_layer
-    from .torch_layer import nn
+    from .torch_layer import autograd, nn
     from .torch_layer.nn import functional
 
     _saved.append({name: sys.modules.get(name) for name in _NAMES})
-    sys.modules.update({"torch": torch_layer, "torch.nn": nn, "torch.nn.functional": functional})
+    sys.modules.update({"torch": torch_layer, "torch.autograd": autograd, "torch.nn": nn,
+                        "torch.nn.functional": functional})
     return torch_layer
 
 

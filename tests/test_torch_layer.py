@@ -46,7 +46,7 @@ TRANSCENDENTAL_ULPS = 2
 COMPOSITE_ULPS = 4
 # randn of 16 or more values: |layer − torch| ≤ RANDN_BOUND · max(1, |x|) (float32)
 RANDN_BOUND = 16 * float(np.finfo(np.float32).eps)
-TORCH_NAMES = ("torch", "torch.nn", "torch.nn.functional")
+TORCH_NAMES = ("torch", "torch.autograd", "torch.nn", "torch.nn.functional")
 
 
 # ---- helpers ------------------------------------------------------------------------------------
@@ -57,7 +57,8 @@ def as_torch(module: Any):
     """Register ``module`` (real torch or the layer) as ``torch`` for the duration."""
     if module is real_torch:
         saved = {name: sys.modules.get(name) for name in TORCH_NAMES}
-        sys.modules.update({"torch": real_torch, "torch.nn": real_torch.nn,
+        sys.modules.update({"torch": real_torch, "torch.autograd": real_torch.autograd,
+                            "torch.nn": real_torch.nn,
                             "torch.nn.functional": real_torch.nn.functional})
         try:
             yield module
@@ -80,7 +81,8 @@ def exercise_function(exercise_id: str, module: Any) -> Any:
 
 
 def as_array(t: Any) -> np.ndarray:
-    return t.detach().numpy() if isinstance(t, real_torch.Tensor) else np.asarray(t.numpy())
+    return t.detach().numpy() if isinstance(t, real_torch.Tensor) else np.asarray(
+        t.detach().numpy())
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
@@ -442,6 +444,8 @@ torch.arange(6.0).reshape(2, 3).flip(dims=(0, 1))
 torch.flip(torch.arange(6.0).reshape(2, 3), [0])
 torch.arange(6.0).reshape(2, 3).flatten()
 torch.tensor([1, 2]).expand(3, 2)
+torch.zeros(2, 2).expand(2, 3)
+torch.zeros(2, 2).expand(2)
 torch.tensor([1.0, 2.0]) * 0.1
 torch.tensor([1, 2]) + 1.5
 torch.tensor([1, 2]) / torch.tensor([2, 4])
@@ -513,6 +517,8 @@ torch.tensor([[1.0, 2.0, 3.5], [4.0, 5.0, 6.0]]).std(False)
 torch.std(torch.tensor([1.0, 2.0, 4.0]), dim=0)
 torch.var(torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64))
 torch.tensor([3.0]).std()
+torch.tensor([1.0, -2.0, 3e30, 0.5, 1.0]).std()
+torch.tensor([1.0, -2.0, 3e30, 0.5, 1.0]).var()
 torch.tensor([1, 2]).std()
 torch.tensor([1, 2]).mean()
 torch.tensor([1, 2]).mean(dtype=torch.float32)
@@ -725,7 +731,34 @@ torch.tensor([1.0, 2.0]).reciprocal()
 3 / torch.tensor([0.7, 2.5])
 0.1 / torch.tensor(2.5)
 """
+# gradients (the layer's autograd: tests/test_torch_layer_autograd.py), here so that the wasm
+# tests run them on Pyodide too
+GRAD_EXPRESSIONS = [
+    "torch.tensor([1.0, 2.0], requires_grad=True) * 2",
+    "torch.tensor([1.5, 2.0], requires_grad=True).sum()",
+    "torch.autograd.grad(torch.where((x := torch.tensor([0.5, math.inf]).requires_grad_()) < 1,"
+    " x.exp(), 1.0).sum(), x)[0]",
+    "torch.autograd.grad((x := torch.arange(6.0).reshape(2, 3).requires_grad_())"
+    ".gather(1, torch.tensor([[0, 0], [2, 1]])).sum(), x)[0]",
+    "torch.autograd.grad((x := torch.arange(6.0, requires_grad=True))[torch.tensor([0, 0, 5])]"
+    ".sum() + x[x > 3].sum(), x)[0]",
+    "torch.autograd.grad((x := torch.tensor([3.0, 1.0, 3.0, 2.0], requires_grad=True)).topk(2)"
+    ".values.sum() + x.max() + x.reshape(2, 2).max(1).values.sum(), x)[0]",
+    "torch.autograd.grad((x := torch.tensor([1.0, 5.0, 2.0, 4.0], requires_grad=True))"
+    ".quantile(0.3), x)[0]",
+    "torch.autograd.grad(((z := torch.zeros(2, 3)).__setitem__((slice(None), 1),"
+    " (x := torch.tensor([1.0, 2.0], requires_grad=True)) * 2), z)[1].sum() * 3, x)[0]",
+    "torch.autograd.grad((z := (x := torch.tensor([1.0, 2.0, 3.0], requires_grad=True)) * 1,"
+    " z[1:].mul_(2), z)[2].sum(), x)[0]",
+    "torch.autograd.grad((x := torch.arange(4.0, requires_grad=True)).cumsum(0).sum(), x)[0]",
+    "torch.autograd.grad((x := torch.tensor([1.0, 2.0, 4.0], requires_grad=True)).std(), x)[0]",
+    "torch.autograd.grad((x := torch.tensor([[1.0, 2.0], [0.5, -1.0]], requires_grad=True))"
+    ".log_softmax(1).sum() + x.softmax(0)[0, 1], x)[0]",
+    "(torch.tensor([1.0, 2.0], requires_grad=True) * 2).backward()",
+    "torch.tensor([1.0, 2.0], requires_grad=True).add_(1)",
+]
 EXPRESSION_LIST = [line for line in EXPRESSIONS.strip().splitlines() if line.strip()]
+EXPRESSION_LIST += GRAD_EXPRESSIONS
 
 
 # expressions whose values come from transcendental functions, and how many ulps they may be
@@ -1270,16 +1303,15 @@ def test_unsupported_error_lists_what_is_supported_and_works_with_hasattr():
     assert getattr(layer.nn, "Module", None) is None
 
 
-def test_autograd_requests_say_there_is_no_autograd():
-    for request in (
-        lambda: layer.tensor([1.0]).backward(),
-        lambda: layer.tensor([1.0]).requires_grad_(),
-        lambda: layer.tensor([1.0], requires_grad=True),
-        lambda: layer.zeros(2, requires_grad=True),
-        lambda: layer.randn(2, requires_grad=True),
-    ):
-        with pytest.raises(NotImplementedError, match="no autograd"):
-            request()
+def test_autograd_requests_are_served_not_refused():
+    """The layer has autograd (tests/test_torch_layer_autograd.py compares it with torch):
+    what used to raise now works."""
+    x = layer.tensor([1.0], requires_grad=True)
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [3.0]
+    assert layer.tensor([1.0]).requires_grad_().requires_grad
+    assert layer.zeros(2, requires_grad=True).requires_grad
+    assert layer.randn(2, requires_grad=True).is_leaf
     assert layer.tensor([1.0]).requires_grad_(False).requires_grad is False
 
 

@@ -4,8 +4,10 @@ Pyodide has no PyTorch, so the site registers this package as ``torch`` (see
 ``browser_runtime.install_torch``) and the lessons' PyTorch code runs unchanged. It offers
 what the lessons use, and what learners commonly write instead, with torch's CPU semantics:
 dtypes and promotion, errors, printing, and torch's generator behind ``manual_seed`` +
-``randn``/``rand``; values exact or within a stated bound on every CPU (``kernels``). Anything
-else raises ``Unsupported`` (a NotImplementedError) naming what was asked for.
+``randn``/``rand``; values exact or within a stated bound on every CPU (``kernels``); and
+reverse-mode autograd with torch's backward formulas (``graph``, ``derivatives``,
+``torch.autograd``). Anything else raises ``Unsupported`` (a NotImplementedError) naming what
+was asked for.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import math as _math
 from typing import Any as _Any
 
-from . import nn, random
+from . import autograd, nn, random
 from .dtypes import bool_ as bool
 from .dtypes import dtype, finfo, float32, float64, int32, int64
 from .errors import Unsupported, unsupported
@@ -35,7 +37,8 @@ __version__ = "2.13.0+rl_ops_numpy"  # the torch release whose CPU behaviour the
 
 # what `torch.<name>` offers: the functions, and the names defined or imported here
 __all__ = [
-    "Generator", "Size", "Tensor", "Unsupported", "bool", "default_generator", "device", "double",
+    "Generator", "Size", "Tensor", "Unsupported", "autograd", "bool", "default_generator",
+    "device", "double",
     "dtype", "e", "finfo", "float", "float32", "float64", "get_printoptions", "inf", "int",
     "int32", "int64", "long", "nan", "nn", "pi", "random", "result_type", "set_printoptions",
 ]

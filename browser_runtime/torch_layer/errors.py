@@ -4,18 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["CPU_ONLY", "NO_AUTOGRAD", "Unsupported", "unsupported"]
+__all__ = ["CPU_ONLY", "Unsupported", "unsupported"]
 
 LAYER = "the browser's torch layer (rl_ops_numpy)"
 
-NO_AUTOGRAD = "there is no autograd in the browser (the lessons' code only runs forward)"
 CPU_ONLY = "the browser has only the CPU"
 
 # Extra words for features people reach for most often.
 _HINTS = {
-    "backward": NO_AUTOGRAD,
-    "requires_grad_": NO_AUTOGRAD,
-    "retain_grad": NO_AUTOGRAD,
     "cuda": CPU_ONLY,
 }
 

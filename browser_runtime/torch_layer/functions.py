@@ -1,4 +1,5 @@
-"""torch's module-level functions: tensor creation, random tensors, and function forms of ops.
+"""torch's module-level functions: tensor creation, random tensors, function forms of ops, and
+the grad-mode switches (``no_grad`` and its kin, from ``graph``).
 
 Several names here (``abs``, ``all``, ``any``, ``max``, ``min``, ``pow``, ``sum``) shadow Python
 builtins on purpose, as they do in torch; code below reaches the builtins through ``builtins.``.
@@ -10,13 +11,24 @@ import builtins
 import math
 import numbers
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 
+from . import derivatives as rules
 from . import dtypes
 from .dtypes import DEFAULT_FLOAT, dtype, from_numpy_dtype
-from .errors import NO_AUTOGRAD, unsupported
+from .errors import unsupported
+from .graph import (
+    MODE,
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
 from .tensor import (
     Tensor,
@@ -26,6 +38,8 @@ from .tensor import (
     normalize_dim,
     parse_shape,
     power,
+    record,
+    recording,
     result_type,
     where,
 )
@@ -33,13 +47,15 @@ from .tensor import (
 # every public name (``torch.<name>``): those defined below, and those imported above
 __all__ = [
     "abs", "all", "allclose", "any", "arange", "argmax", "argmin", "as_tensor", "cat", "clamp",
-    "clip", "concat", "concatenate", "cumsum", "empty", "empty_like", "equal", "exp", "expm1",
-    "flatten", "flip", "from_numpy", "full", "full_like", "gather", "get_default_dtype",
-    "inference_mode", "initial_seed", "is_floating_point", "is_tensor", "isclose", "isfinite",
+    "clip", "concat", "concatenate", "cumsum", "empty", "empty_like", "enable_grad", "equal",
+    "exp", "expm1", "flatten", "flip", "from_numpy", "full", "full_like", "gather",
+    "get_default_dtype", "inference_mode", "initial_seed", "is_floating_point",
+    "is_grad_enabled", "is_inference_mode_enabled", "is_tensor", "isclose", "isfinite",
     "isinf", "isnan", "log", "log1p", "log_softmax", "logical_and", "logical_not", "logical_or",
     "logsumexp", "manual_seed", "masked_fill", "max", "maximum", "mean", "min", "minimum", "neg",
     "no_grad", "nonzero", "numel", "ones", "ones_like", "pow", "quantile", "rand", "rand_like",
-    "randint", "randn", "randn_like", "relu", "reshape", "seed", "sigmoid", "softmax", "sqrt",
+    "randint", "randn", "randn_like", "relu", "reshape", "seed", "set_grad_enabled", "sigmoid",
+    "softmax", "sqrt",
     "square", "squeeze", "stack", "std", "sum", "tanh", "tensor", "topk", "unsqueeze", "var",
     "where", "zeros", "zeros_like",
 ]
@@ -50,12 +66,15 @@ def _check_device(dev: Any) -> None:
         device(str(dev))
 
 
-def _check_grad(requires_grad: bool) -> None:
+def _leaf(t: Tensor, requires_grad: bool) -> Tensor:
+    """A new tensor, made a leaf that requires grad if asked (floats only, as torch)."""
     if requires_grad:
-        raise unsupported(
-            "requires_grad=True",
-            hint=NO_AUTOGRAD,
-        )
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
+        t.requires_grad_()
+    return t
 
 
 # ---- creation ----------------------------------------------------------------------------------
@@ -71,8 +90,7 @@ def tensor(
 ) -> Tensor:
     """torch.tensor: Python floats → float32, ints → int64, bools → bool; always a copy."""
     _check_device(device)
-    _check_grad(requires_grad)
-    return from_data(data, dtype)
+    return _leaf(from_data(data, dtype), requires_grad)
 
 
 def as_tensor(data: Any, dtype: dtype | None = None, device: Any = None) -> Tensor:
@@ -101,11 +119,12 @@ def _no_extra(name: str, kw: dict[str, Any]) -> None:
 def _filled(name: str, shape_args: Sequence[Any], value: Any, dt: dtype | None,
             kw: dict[str, Any]) -> Tensor:
     _check_device(kw.pop("device", None))
-    _check_grad(kw.pop("requires_grad", False))
+    requires_grad = kw.pop("requires_grad", False)
     size = kw.pop("size", None)
     _no_extra(name, kw)
     shape = parse_shape(shape_args if size is None else (size,), name)
-    return Tensor._make(np.full(shape, value, dtype=(dt or DEFAULT_FLOAT).np_dtype))
+    out = Tensor._make(np.full(shape, value, dtype=(dt or DEFAULT_FLOAT).np_dtype))
+    return _leaf(out, requires_grad)
 
 
 def zeros(*size: Any, dtype: dtype | None = None, **kw: Any) -> Tensor:
@@ -130,11 +149,12 @@ def full(size: Any, fill_value: Any, *, dtype: dtype | None = None, **kw: Any) -
 
 def _like(name: str, t: Tensor, value: Any, dt: dtype | None, kw: dict[str, Any]) -> Tensor:
     _check_device(kw.pop("device", None))
-    _check_grad(kw.pop("requires_grad", False))
+    requires_grad = kw.pop("requires_grad", False)
     _no_extra(name, kw)
     if isinstance(value, Tensor):
         value = value.item()
-    return Tensor._make(np.full(t._data.shape, value, dtype=(dt or t.dtype).np_dtype))
+    out = Tensor._make(np.full(t._data.shape, value, dtype=(dt or t.dtype).np_dtype))
+    return _leaf(out, requires_grad)
 
 
 def zeros_like(input: Tensor, *, dtype: dtype | None = None, **kw: Any) -> Tensor:
@@ -158,7 +178,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: dtype | None = 
            **kw: Any) -> Tensor:
     """torch.arange: int64 if start, end and step are all ints, else float32."""
     _check_device(kw.pop("device", None))
-    _check_grad(kw.pop("requires_grad", False))
+    requires_grad = kw.pop("requires_grad", False)
     _no_extra("arange", kw)
     if end is None:
         start, end = 0, start
@@ -172,7 +192,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: dtype | None = 
     else:
         n = builtins.max(0, math.ceil((end - start) / step))  # computed in double, as torch
         values = start + step * np.arange(n, dtype=np.float64)
-    return Tensor._make(values.astype(target.np_dtype))
+    return _leaf(Tensor._make(values.astype(target.np_dtype)), requires_grad)
 
 
 # ---- random --------------------------------------------------------------------------------------
@@ -181,7 +201,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: dtype | None = 
 def _random(kind: str, size: Sequence[Any], kw: dict[str, Any]) -> Tensor:
     dt = kw.pop("dtype", None) or DEFAULT_FLOAT
     _check_device(kw.pop("device", None))
-    _check_grad(kw.pop("requires_grad", False))
+    requires_grad = kw.pop("requires_grad", False)
     gen = kw.pop("generator", None) or default_generator
     name = "randn" if kind == "normal_kernel_cpu" else "rand"
     shape = parse_shape(size if "size" not in kw else (kw.pop("size"),), name)
@@ -190,7 +210,7 @@ def _random(kind: str, size: Sequence[Any], kw: dict[str, Any]) -> Tensor:
         raise RuntimeError(f'"{kind}" not implemented for \'{dt.name}\'')
     n = math.prod(shape)
     draw = gen.randn if kind == "normal_kernel_cpu" else gen.rand
-    return Tensor._make(draw(n, dt.np_dtype).reshape(shape))
+    return _leaf(Tensor._make(draw(n, dt.np_dtype).reshape(shape)), requires_grad)
 
 
 def randn(*size: Any, **kw: Any) -> Tensor:
@@ -216,7 +236,6 @@ def randint(*args: Any, dtype: dtype | None = None, generator: Generator | None 
             device: Any = None, requires_grad: bool = False, **kw: Any) -> Tensor:
     """torch.randint(high, size) or randint(low, high, size): (u32 % range) + low, as torch."""
     _check_device(device)
-    _check_grad(requires_grad)
     if "size" in kw:
         args = (*args, kw.pop("size"))
     _no_extra("randint", kw)
@@ -236,7 +255,8 @@ def randint(*args: Any, dtype: dtype | None = None, generator: Generator | None 
     gen = generator or default_generator
     draws = gen._u32(math.prod(shape)).astype(np.int64)
     target = dtype or dtypes.int64
-    return Tensor._make((draws % span + int(low)).astype(target.np_dtype).reshape(shape))
+    out = Tensor._make((draws % span + int(low)).astype(target.np_dtype).reshape(shape))
+    return _leaf(out, requires_grad)
 
 
 # ---- function forms of tensor methods ----------------------------------------------------------
@@ -327,7 +347,10 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     if len(shapes) > 1:
         raise RuntimeError("stack expects each tensor to be equal size, but got "
                            f"{tensors[0].shape!r} at entry 0 and another shape")
-    return Tensor._make(np.stack([as_operand(t, dt) for t in tensors], axis=axis))
+    out = Tensor._make(np.stack([as_operand(t, dt) for t in tensors], axis=axis))
+    if MODE.leaves and recording(*tensors):
+        record(out, "StackBackward0", tensors, partial(rules.stack, axis, len(tensors)))
+    return out
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -339,7 +362,14 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     if builtins.any(t.ndim == 0 for t in parts):
         raise RuntimeError("zero-dimensional tensor cannot be concatenated")
     axis = normalize_dim(dim, parts[0].ndim)
-    return Tensor._make(np.concatenate([as_operand(t, dt) for t in parts], axis=axis))
+    out = Tensor._make(np.concatenate([as_operand(t, dt) for t in parts], axis=axis))
+    if MODE.leaves and recording(*tensors):
+        # an empty 1-D tensor that cat skipped gets an empty gradient
+        sizes = tuple(t._data.shape[axis] if builtins.any(t is p for p in parts) else None
+                      for t in tensors)
+        record(out, "CatBackward0", tensors,
+               partial(rules.cat, axis, sizes, tuple(t._data.shape for t in tensors)))
+    return out
 
 
 concat = cat
@@ -369,18 +399,3 @@ def is_tensor(obj: Any) -> bool:
 def get_default_dtype() -> dtype:
     return DEFAULT_FLOAT
 
-
-class no_grad:
-    """torch.no_grad(): nothing to switch off without autograd, so a no-op context/decorator."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return False
-
-    def __call__(self, func: Any) -> Any:
-        return func
-
-
-inference_mode = no_grad

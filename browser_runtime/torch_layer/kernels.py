@@ -1,4 +1,4 @@
-"""The two numerical kernels where the layer computes differently from plain NumPy.
+"""The numerical kernels where the layer computes differently from plain NumPy.
 
 The layer's contract with torch (tested in ``tests/test_torch_layer.py``) holds on every CPU:
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["float_sum", "float_unary"]
+__all__ = ["float_pow", "float_sum", "float_unary"]
 
 
 def float_unary(fn, x: np.ndarray) -> np.ndarray:
@@ -35,3 +35,30 @@ def float_sum(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     """Sum a float array over ``axes``; float32 accumulates in float64 and is rounded once."""
     with np.errstate(all="ignore"):
         return np.sum(x, axis=axes, dtype=np.float64).astype(x.dtype)
+
+
+def float_pow(x: np.ndarray, exponent: float) -> np.ndarray:
+    """``x ** exponent`` for a float array and a Python number, as torch's CPU kernel: exact
+    special cases (0, 1, 2, 3, 0.5, −0.5, −1, −2), else the exponent rounded to x's dtype and
+    ``float_unary``'s one rounding of a float64 power (within 2 ulps of torch)."""
+    e = exponent
+    one = x.dtype.type(1)
+    with np.errstate(all="ignore"):
+        if e == 0:
+            return np.ones_like(x)
+        if e == 1:
+            return x.copy()
+        if e == 2:
+            return x * x
+        if e == 3:
+            return x * x * x
+        if e == 0.5:
+            return np.sqrt(x)
+        if e == -0.5:
+            return one / np.sqrt(x)
+        if e == -1:
+            return one / x
+        if e == -2:
+            return one / (x * x)
+        power = np.float64(x.dtype.type(e))
+        return np.power(x.astype(np.float64), power).astype(x.dtype)

@@ -218,7 +218,7 @@ def _add_suffixes(tensor_str: str, suffixes: list[str], indent: int) -> str:
 
 
 def tensor_repr(tensor: Any) -> str:
-    """torch's ``_str_intern`` for a plain CPU tensor without autograd."""
+    """torch's ``_str_intern`` for a CPU tensor: ``grad_fn=<…>`` or ``requires_grad=True`` last."""
     data: np.ndarray = tensor._data
     dt = tensor.dtype
     prefix = "tensor("
@@ -239,4 +239,9 @@ def tensor_repr(tensor: Any) -> str:
         if not has_default_dtype:
             suffixes.append("dtype=" + str(dt))
         tensor_str = _tensor_str(data, indent)
+    grad_fn = tensor.grad_fn
+    if grad_fn is not None:
+        suffixes.append(f"grad_fn=<{grad_fn.name().rsplit('::', 1)[-1]}>")
+    elif tensor.requires_grad:
+        suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + tensor_str, suffixes, indent)

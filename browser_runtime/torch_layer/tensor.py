@@ -18,10 +18,43 @@ The rules mirrored from torch's CPU build (not NumPy's):
 
 What is exact and what is within a bound is the contract in ``kernels``.
 
+**Autograd.** Each differentiable operation, when grad mode is on and an input requires grad,
+gives its result a node (``record``): torch's name, its inputs' nodes, the arrays torch's
+formula saves (``keep``), and the formula (``derivatives``); ``graph`` runs the backward pass.
+While no leaf requires grad (``graph.MODE.leaves`` is 0) an operation checks nothing more and
+makes no node. Rules exist for: ``+ − × ÷`` (reflected and in place), ``neg``, ``pow`` (number,
+tensor and base forms), ``%``, ``exp log expm1 log1p sqrt rsqrt abs sigmoid tanh relu square
+reciprocal``, ``sign floor ceil round trunc`` (zero), ``clamp``/``clip``/``clamp_min``/
+``clamp_max`` (number and tensor bounds), ``maximum minimum``, ``max min`` (all, along a dim,
+elementwise), ``amax amin``, ``where masked_fill`` (and ``masked_fill_``), ``sum mean var std``,
+``logsumexp softmax log_softmax``, ``gather``, indexing (basic: a view; advanced: a copy),
+writes by index (``t[k] = v``), ``reshape view flatten unsqueeze squeeze expand transpose
+permute t T mT flip repeat clone contiguous``, ``iter`` (rows), casts between floats, ``cumsum``,
+``topk`` (values), ``quantile``, ``fill_ zero_ copy_``, and in ``functions``/``nn.functional``:
+``cat stack logsigmoid softplus mse_loss`` (the last a composite). Integer and bool results
+carry no gradient. ``//`` records torch's ``NotImplemented`` node: its backward raises torch's
+error. There is no ``@`` (matmul) in the layer.
+
+*Views and in-place writes.* A view (``_view``) remembers its base tensor (``_base``). An
+in-place operation checks torch's errors (a leaf that requires grad, or a view of one), copies
+the original values the result's node saved (torch's ``original_self``), writes, counts the
+write (``graph.bump``: a saved array written since makes the backward raise, as in torch) and
+gives the tensor the result's history; written through a view, the base gets a
+``CopySlices`` node and its other views read their values back from it (``AsStridedBackward0``)
+when next used. ``t[k] = v`` is ``CopySlices`` (``IndexPutBackward0`` for tensor indices), so
+``advantages[:, t] = gae`` in a loop makes zeros that do not require grad require it.
+
+*What differs from torch:* no double backward (``create_graph``), hooks, custom ``Function``,
+forward mode or anomaly detection; ``inference_mode`` is ``no_grad`` (no inference tensors);
+writes through ``.data`` are counted as versions (torch does not count them); ties in ``topk``
+and ``quantile`` give the gradient to the first equal value by index (torch's order of ties is
+unspecified); ``quantile`` and ``mse_loss`` name their last node otherwise than torch; version
+numbers in the in-place error count from the first time a node saved the memory.
+
 Besides the class, this module holds what both a method and a torch function need (``power``,
-``where``, ``result_type``, ``from_data``), so that ``functions`` and ``nn.functional`` import
-from here and nothing here imports them: the layer's imports go one way (see
-``tests/test_torch_layer_structure.py``).
+``where``, ``result_type``, ``from_data``, ``record``…), so that ``functions`` and
+``nn.functional`` import from here and nothing here imports them: the layer's imports go one way
+(see ``tests/test_torch_layer_structure.py``).
 """
 
 from __future__ import annotations
@@ -31,29 +64,39 @@ import math
 import numbers
 import operator
 import warnings
+import weakref
 from collections import namedtuple
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 
+from . import derivatives as rules
 from . import dtypes
 from .dtypes import DEFAULT_FLOAT, combine_tiers, dtype, from_numpy_dtype, promote, scalar_dtype
 from .errors import CPU_ONLY, unsupported
-from .kernels import float_sum, float_unary
+from .graph import MODE, AccumulateGrad, Node, Saved, bump, run_backward, save
+from .kernels import float_pow, float_sum, float_unary
 from .printing import tensor_repr
 
 __all__ = [
     "Size",
     "Tensor",
     "as_operand",
+    "autograd_backward",
+    "autograd_grad",
     "check_broadcast",
     "device",
     "from_data",
+    "grad_on",
     "is_scalar",
+    "keep",
     "normalize_dim",
     "parse_shape",
     "power",
+    "record",
+    "recording",
     "result_type",
     "where",
 ]
@@ -263,6 +306,276 @@ def from_data(data: Any, dt: dtype | None = None) -> Tensor:
     return Tensor._make(arr)
 
 
+# ---- autograd: what each operation records -----------------------------------------------------
+# (the engine and the design are in ``graph``, the formulas in ``derivatives``)
+
+NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information."
+)
+LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_IN_PLACE = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+NOT_LEAF_FLAG = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+)
+
+
+def grad_on(t: Any) -> bool:
+    """``t`` is a tensor that requires grad (a view, also when its base gained a history after
+    the view was made)."""
+    return t.__class__ is Tensor and (
+        t._node is not None or (t._base is not None and t._base._node is not t._seen)
+    )
+
+
+def recording(*inputs: Any) -> bool:
+    """Grad mode is on and one of ``inputs`` requires grad: the operation records its node.
+    Operations ask behind ``MODE.leaves and``: while no leaf requires grad, no tensor does."""
+    return MODE.enabled and builtins.any(grad_on(t) for t in inputs)
+
+
+def _node_of(t: Tensor) -> Node | None:
+    """The node ``t``'s gradient goes to: its grad_fn, its AccumulateGrad, or None. A view whose
+    base was written in place since gets its values' new history, as in torch (a gather from
+    the base's new node, AsStridedBackward0)."""
+    base = t._base
+    if base is not None and base._node is not t._seen:
+        node = base._node
+        t._seen = node
+        t._node = None if node is None else Node(
+            "AsStridedBackward0",
+            partial(rules.as_strided, base._data.shape, _positions(t._data, base._data)),
+            (node,), ((base._data.shape, base._data.dtype),),
+        )
+    return t._node
+
+
+def _meta(t: Any) -> tuple[tuple[int, ...], np.dtype] | None:
+    return (t._data.shape, t._data.dtype) if isinstance(t, Tensor) else None
+
+
+def keep(array: np.ndarray, tensor: Any = None, input: int | None = None,
+          output: bool = False) -> Saved:
+    """An array a node saves; with the tensor it belongs to, its in-place writes are counted."""
+    if tensor is None and not output:
+        return Saved(array, -1, 0, None, False, None)  # a number or a copy: never written
+    return save(array, tensor, output, input)
+
+
+def record(out: Tensor, name: str, inputs: Sequence[Any], rule: Callable[..., Any],
+            saved: Sequence[Saved | None] = ()) -> Tensor:
+    """Give ``out`` the node of the operation that made it from ``inputs`` (tensors, or
+    anything else for an argument without gradient); integer and bool results carry none."""
+    if out._data.dtype.kind == "f":
+        out._node = Node(name, rule, tuple(_node_of(t) if isinstance(t, Tensor) else None
+                                           for t in inputs),
+                         tuple(_meta(t) for t in inputs), tuple(saved))
+    return out
+
+
+def _unary(out: Tensor, x: Tensor, name: str, rule: Callable[..., Any],
+           saved: np.ndarray | None = None, result: bool = False) -> Tensor:
+    """``out = f(x)``'s node if x requires grad (grad mode on): ``saved`` is x's data, or the
+    result's with ``result``."""
+    if MODE.leaves and recording(x):
+        kept = () if saved is None else (
+            keep(saved, out, output=True) if result else keep(saved, x, 0),)
+        record(out, name, (x,), rule, kept)
+    return out
+
+
+def _view(x: Tensor, data: np.ndarray) -> Tensor:
+    """A tensor over ``x``'s memory (a view): writes through it reach ``x``'s base, and an
+    in-place operation on it rewrites the base's history (CopySlices), as in torch. The caller
+    records its node (``_viewed``)."""
+    out = Tensor.__new__(Tensor)
+    out._data = data
+    out._node = None
+    base = x._base
+    if base is None:
+        base = x
+    out._base = base
+    out._seen = base._node
+    return out
+
+
+def _viewed(out: Tensor, x: Tensor, name: str, rule: Callable[..., Any]) -> Tensor:
+    """A view's node, made by ``_view``: the view of a tensor that requires grad."""
+    record(out, name, (x,), rule)
+    return out
+
+
+def _positions(view: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """Where each element of ``view`` lies in ``base`` (flat, C order): both see one memory."""
+    def offsets(a: np.ndarray, start: int) -> np.ndarray:
+        out = np.full(a.shape, start, np.int64)
+        for axis, (n, stride) in enumerate(zip(a.shape, a.strides, strict=True)):
+            shape = [1] * a.ndim
+            shape[axis] = n
+            out = out + np.arange(n, dtype=np.int64).reshape(shape) * stride
+        return out
+
+    start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    where = offsets(base, 0).reshape(-1)
+    order = np.argsort(where, kind="stable")
+    found = np.searchsorted(where[order], offsets(view, start).reshape(-1))
+    return order[found].reshape(view.shape)
+
+
+def _check_write(t: Tensor, basic_index: bool = False) -> None:
+    """torch's errors for an in-place write, with grad mode on, to a leaf that requires grad or
+    to a view of one (``t[i] = v`` writes into a view: ``basic_index``)."""
+    node = _node_of(t)
+    if isinstance(node, AccumulateGrad):
+        raise RuntimeError(VIEW_OF_LEAF_IN_PLACE if basic_index else LEAF_IN_PLACE)
+    if t._base is not None and isinstance(t._base._node, AccumulateGrad):
+        raise RuntimeError(VIEW_OF_LEAF_IN_PLACE)
+
+
+def _written(t: Tensor, node: Node | None) -> None:
+    """After an in-place write to ``t``'s memory: count it (saved copies of it are now stale)
+    and, if the write is recorded, make ``node`` ``t``'s history; a view's is written into its
+    base's (CopySlices), and the view reads it back from there (AsStridedBackward0)."""
+    bump(t._data)
+    if node is None:
+        return
+    base = t._base
+    if base is None:
+        t._node = node
+        return
+    positions = _positions(t._data, base._data)
+    base._node = Node("torch::autograd::CopySlices", partial(rules.index_put, positions),
+                      (base._node, node), (_meta(base), _meta(t)))
+    t._seen = base._node
+    t._node = Node("AsStridedBackward0", partial(rules.as_strided, base._data.shape, positions),
+                   (base._node,), (_meta(base),))
+
+
+def _outputs(values: Any, name: str) -> list[Any]:
+    if isinstance(values, Tensor) or values is None:
+        return [values]
+    return list(values)
+
+
+def _execute(outputs: list[Tensor], grad_outputs: list[Any], retain_graph: bool | None,
+             create_graph: bool, inputs: list[Tensor] | None) -> tuple[dict, list]:
+    """Run the engine from ``outputs``; torch's checks and errors on the way in."""
+    if create_graph:
+        raise unsupported("create_graph=True (a backward that builds a graph: double "
+                          "backward)")
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"grad requires one gradient per output: got {len(grad_outputs)} "
+                           f"for {len(outputs)} outputs")
+    roots, grads = [], []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs, strict=True)):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"outputs must be tensors, not {type(out).__name__}")
+        node = _node_of(out)
+        if node is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               "a grad_fn")
+        if g is None:
+            if out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g_data = np.ones(out._data.shape, out._data.dtype)
+        else:
+            if not isinstance(g, Tensor):
+                raise TypeError(f"gradient must be a Tensor or None, not {type(g).__name__}")
+            if g.shape != out.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{g.shape} and output[{i}] has a shape of {out.shape}.")
+            g_data = g._data.astype(out._data.dtype)
+        roots.append(node)
+        grads.append(g_data)
+    targets = None
+    if inputs is not None:
+        targets = []
+        for t in inputs:
+            node = _node_of(t) if isinstance(t, Tensor) else None
+            if node is None:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            targets.append(node)
+    retain = create_graph if retain_graph is None else bool(retain_graph)
+    return run_backward(roots, grads, retain, targets), targets or []
+
+
+def _accumulate(t: Tensor, g: np.ndarray) -> None:
+    """AccumulateGrad: the first gradient is kept as a new tensor, later ones added into it."""
+    current = t._grad if _has_grad(t) else None
+    if current is None:
+        t._grad = Tensor._make(np.array(g, dtype=t._data.dtype).reshape(t._data.shape))
+        return
+    with np.errstate(all="ignore"):
+        np.add(current._data, g, out=current._data, casting="unsafe")
+    bump(current._data)
+
+
+def _has_grad(t: Tensor) -> bool:
+    try:
+        t._grad  # noqa: B018 (an unset slot raises)
+    except AttributeError:
+        return False
+    return True
+
+
+def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
+                      create_graph: bool = False, inputs: Any = None) -> None:
+    """``torch.autograd.backward`` (and ``Tensor.backward``): the gradients of ``tensors``
+    added into the ``.grad`` of the leaves (of ``inputs`` only, if given) and of the tensors
+    that asked ``retain_grad()``."""
+    outputs = _outputs(tensors, "tensors")
+    grads = [None] * len(outputs) if grad_tensors is None else _outputs(grad_tensors, "grads")
+    chosen = None if inputs is None else _outputs(inputs, "inputs")
+    found, targets = _execute(outputs, grads, retain_graph, create_graph, chosen)
+    if chosen is not None:
+        for t, node in zip(chosen, targets, strict=True):
+            if node in found:
+                _accumulate(t, found[node])
+        return
+    for node, g in found.items():
+        owner = node.variable if isinstance(node, AccumulateGrad) else node.retained
+        t = owner() if owner is not None else None
+        if t is not None:
+            _accumulate(t, g)
+
+
+def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
+                  retain_graph: bool | None = None, create_graph: bool = False,
+                  only_inputs: bool = True, allow_unused: bool | None = None,
+                  is_grads_batched: bool = False,
+                  materialize_grads: bool = False) -> tuple[Tensor | None, ...]:
+    """``torch.autograd.grad``: the gradients of ``outputs`` with respect to ``inputs``, as a
+    tuple (nothing is added to ``.grad``)."""
+    if is_grads_batched:
+        raise unsupported("torch.autograd.grad(is_grads_batched=True)")
+    outs = _outputs(outputs, "outputs")
+    ins = _outputs(inputs, "inputs")
+    grads = [None] * len(outs) if grad_outputs is None else _outputs(grad_outputs, "grads")
+    found, targets = _execute(outs, grads, retain_graph, create_graph, ins)
+    result: list[Tensor | None] = []
+    for i, (t, node) in enumerate(zip(ins, targets, strict=True)):
+        g = found.get(node)
+        if g is None:
+            if materialize_grads:
+                result.append(Tensor._make(np.zeros(t._data.shape, t._data.dtype)))
+                continue
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
+                )
+            result.append(None)
+        else:
+            result.append(Tensor._make(np.array(g, dtype=t._data.dtype).reshape(t._data.shape)))
+    return tuple(result)
+
+
 # ---- factories of the uniform methods -----------------------------------------------------------
 # Each one makes a method from a table row, one visible line per name at the end of ``Tensor``
 # (array-api-compat's way); what differs from its row is written out in the class, with its reason.
@@ -316,32 +629,43 @@ def _in_place(name: str, op: Callable[[Tensor, Any], Tensor]) -> Callable[..., A
     return _named(name, f"self = self {op.__name__.strip('_')} other, in place", method)
 
 
-def _reduction(name: str, func: Any) -> Callable[..., Any]:
+def _reduction(name: str, func: Any, backward: str | None = None) -> Callable[..., Any]:
     """A reduction over ``dim`` (None: every axis) in NumPy's result dtype: the tensor's for
-    max and min, bool for all and any."""
+    amax and amin (whose gradient goes to the ties, shared: ``backward``), bool for all and
+    any."""
 
     def method(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
         axes = _normalize_dims(dim, self.ndim)
-        return Tensor._make(func(self._data, axis=axes, keepdims=keepdim))
+        out = Tensor._make(func(self._data, axis=axes, keepdims=keepdim))
+        if backward is not None and MODE.leaves and recording(self):
+            record(out, backward, (self,), partial(rules.amax, axes, keepdim),
+                    (keep(self._data, self, 0), keep(out._data, out, output=True)))
+        return out
 
     return _named(name, f"{name}(self, dim=None, keepdim=False)", method)
 
 
-def _float_function(name: str, ufunc: Any) -> Callable[..., Any]:
+def _float_function(name: str, ufunc: Any, backward: str, rule: Callable[..., Any],
+                    on_result: bool) -> Callable[..., Any]:
     """A transcendental function: integers become the default float, then float64 and one
-    rounding (``kernels.float_unary``: within 2 ulps of torch)."""
+    rounding (``kernels.float_unary``: within 2 ulps of torch). Its node ``backward`` saves the
+    result (``on_result``) or the input, as torch's formula needs."""
 
     def method(self: Tensor) -> Tensor:
-        return Tensor._make(float_unary(ufunc, self._float_input()))
+        x = self._float_input()
+        out = Tensor._make(float_unary(ufunc, x))
+        return _unary(out, self, backward, rule, out._data if on_result else x, on_result)
 
     return _named(name, f"{name}(self), elementwise", method)
 
 
-def _exact_function(name: str, ufunc: Any) -> Callable[..., Any]:
-    """An exact elementwise function in the tensor's dtype (round: half to even, like torch)."""
+def _exact_function(name: str, ufunc: Any, backward: str | None = None) -> Callable[..., Any]:
+    """An exact elementwise function in the tensor's dtype (round: half to even, like torch);
+    the rounding ones and sign have a zero gradient (node ``backward``)."""
 
     def method(self: Tensor) -> Tensor:
-        return Tensor._make(ufunc(self._data))
+        out = Tensor._make(ufunc(self._data))
+        return out if backward is None else _unary(out, self, backward, rules.zero)
 
     return _named(name, f"{name}(self), elementwise", method)
 
@@ -356,17 +680,25 @@ def _logical_function(name: str, ufunc: Any) -> Callable[..., Any]:
 
 
 class Tensor:
-    """A CPU tensor of float32, float64, int64, int32 or bool, without autograd."""
+    """A CPU tensor of float32, float64, int64, int32 or bool, with torch's autograd.
 
-    __slots__ = ("_data",)
+    Slots: ``_data`` (the values), ``_node`` (None, or the node its gradient goes to: see
+    ``graph``), ``_base`` (for a view, the tensor whose memory it views, else None), ``_seen``
+    (a view's base's node when the view's own node was made), ``_grad`` (``.grad``, unset until
+    a backward or an assignment).
+    """
+
+    __slots__ = ("__weakref__", "_base", "_data", "_grad", "_node", "_seen")
     __array_priority__ = 1000  # NumPy scalars on the left defer to the tensor's reflected ops
     __array_ufunc__ = None
 
     def __init__(self, *args: Any) -> None:
         # torch.Tensor(data) copies data as float32; torch.Tensor(2, 3) is uninitialised memory,
         # for which zeros are a safe stand-in.
+        self._node = self._base = None
         if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray, Tensor)):
-            self._data = np.array(np.asarray(args[0]), dtype=np.float32)
+            source = args[0]._data if isinstance(args[0], Tensor) else args[0]
+            self._data = np.array(np.asarray(source), dtype=np.float32)
         else:
             self._data = np.zeros(parse_shape(args), np.float32)
 
@@ -374,12 +706,13 @@ class Tensor:
     def _make(cls, data: Any) -> Tensor:
         t = cls.__new__(cls)
         t._data = np.asarray(data)
+        t._node = t._base = None
         return t
 
     # ---- unsupported attributes ------------------------------------------------------------
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") and name.endswith("__"):
+        if name.startswith("_"):  # dunders, and the slots not set yet (``_grad``)
             raise AttributeError(name)
         raise unsupported(f"Tensor.{name}", _TENSOR_API)
 
@@ -401,12 +734,87 @@ class Tensor:
     def device(self) -> device:
         return CPU
 
-    # on the CPU, without autograd: the same for every tensor (read-only: __slots__)
-    is_cuda = False
-    requires_grad = False
-    grad = None
-    grad_fn = None
-    is_leaf = True
+    is_cuda = False  # the CPU only
+
+    # ---- autograd ------------------------------------------------------------------------------
+
+    @property
+    def requires_grad(self) -> bool:
+        return _node_of(self) is not None
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    @property
+    def grad_fn(self) -> Node | None:
+        node = _node_of(self)
+        return None if isinstance(node, AccumulateGrad) else node
+
+    @property
+    def is_leaf(self) -> bool:
+        node = _node_of(self)
+        return node is None or isinstance(node, AccumulateGrad)
+
+    @property
+    def grad(self) -> Tensor | None:
+        node = _node_of(self)
+        if node is not None and not isinstance(node, AccumulateGrad) and (
+            node.retained is None or node.retained() is not self
+        ):
+            warnings.warn(NON_LEAF_GRAD, UserWarning, stacklevel=2)
+            return None
+        return self._grad if _has_grad(self) else None
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the tensor "
+                    "are the same size"
+                )
+        self._grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        node = _node_of(self)
+        if node is not None and not isinstance(node, AccumulateGrad):
+            if not requires_grad:
+                raise RuntimeError(NOT_LEAF_FLAG)
+            return self
+        if not requires_grad:
+            self._node = None
+        elif node is None:
+            if not self.dtype.is_floating_point:
+                raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            self._node = AccumulateGrad(self)
+            if self._base is not None:
+                self._seen = self._base._node
+        return self
+
+    def retain_grad(self) -> None:
+        node = _node_of(self)
+        if node is None:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if not isinstance(node, AccumulateGrad):
+            node.retained = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        node = _node_of(self)
+        return node is not None and getattr(node, "retained", None) is not None and \
+            node.retained() is self
+
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        """The gradient of this tensor (``gradient`` times it, for a non-scalar) added into
+        the ``.grad`` of the leaves it was computed from (see ``graph``)."""
+        autograd_backward(self, None if gradient is None else [gradient], retain_graph,
+                          create_graph, inputs)
 
     @property
     def data(self) -> Tensor:
@@ -414,7 +822,11 @@ class Tensor:
 
     @property
     def T(self) -> Tensor:
-        return Tensor._make(self._data.T)
+        out = _view(self, self._data.T)
+        if MODE.leaves and recording(self):
+            _viewed(out, self, "PermuteBackward0",
+                    partial(rules.permute, tuple(range(self.ndim))[::-1]))
+        return out
 
     @property
     def mT(self) -> Tensor:
@@ -465,10 +877,14 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        if grad_on(self) and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
         return self._data
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        out = self._data if dtype is None else self._data.astype(dtype)
+        data = self.numpy()
+        out = data if dtype is None else data.astype(dtype)
         return out.copy() if copy else out
 
     def __bool__(self) -> bool:
@@ -500,7 +916,14 @@ class Tensor:
     def __iter__(self) -> Iterator[Tensor]:
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (Tensor._make(self._data[i, ...]) for i in range(self._data.shape[0]))
+        return (self._row(i) for i in range(self._data.shape[0]))
+
+    def _row(self, i: int) -> Tensor:
+        out = _view(self, self._data[i, ...])
+        if MODE.leaves and recording(self):
+            _viewed(out, self, "UnbindBackward0",
+                    partial(rules.index, self._data.shape, (i, Ellipsis), False))
+        return out
 
     def __hash__(self) -> int:
         return id(self)
@@ -518,52 +941,58 @@ class Tensor:
             raise TypeError("unsupported format string passed to Tensor.__format__")
         return str(self)
 
-    # new_* make a tensor with this one's dtype (unless given)
-    def new_zeros(self, *size: Any, dtype: dtype | None = None, **_: Any) -> Tensor:
-        return self.new_full(parse_shape(size), 0, dtype=dtype)
+    # new_* make a tensor with this one's dtype (unless given), without its history
+    def new_zeros(self, *size: Any, dtype: dtype | None = None, **kw: Any) -> Tensor:
+        return self.new_full(parse_shape(size), 0, dtype=dtype, **kw)
 
-    def new_ones(self, *size: Any, dtype: dtype | None = None, **_: Any) -> Tensor:
-        return self.new_full(parse_shape(size), 1, dtype=dtype)
+    def new_ones(self, *size: Any, dtype: dtype | None = None, **kw: Any) -> Tensor:
+        return self.new_full(parse_shape(size), 1, dtype=dtype, **kw)
 
-    def new_empty(self, *size: Any, dtype: dtype | None = None, **_: Any) -> Tensor:
-        return self.new_full(parse_shape(size), 0, dtype=dtype)
+    def new_empty(self, *size: Any, dtype: dtype | None = None, **kw: Any) -> Tensor:
+        return self.new_full(parse_shape(size), 0, dtype=dtype, **kw)
 
     def new_full(self, size: Any, fill_value: Any, *, dtype: dtype | None = None,
-                 **_: Any) -> Tensor:
+                 requires_grad: bool = False, **_: Any) -> Tensor:
         target = dtype or self.dtype
-        return Tensor._make(np.full(parse_shape((size,)), fill_value, target.np_dtype))
+        out = Tensor._make(np.full(parse_shape((size,)), fill_value, target.np_dtype))
+        return out.requires_grad_() if requires_grad else out
 
-    def new_tensor(self, data: Any, *, dtype: dtype | None = None, **_: Any) -> Tensor:
-        return from_data(data, dtype or self.dtype)
+    def new_tensor(self, data: Any, *, dtype: dtype | None = None, requires_grad: bool = False,
+                   **_: Any) -> Tensor:
+        out = from_data(data, dtype or self.dtype)
+        return out.requires_grad_() if requires_grad else out
 
     def detach(self) -> Tensor:
+        # the same memory (writes reach both), no history
         return Tensor._make(self._data)
 
     def detach_(self) -> Tensor:
+        if self._base is not None and grad_on(self):
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+            )
+        self._node = None
         return self
 
     def clone(self, *, memory_format: Any = None) -> Tensor:
-        return Tensor._make(self._data.copy())
+        return _unary(Tensor._make(self._data.copy()), self, "CloneBackward0", rules.cast)
 
     def contiguous(self, memory_format: Any = None) -> Tensor:
-        return self if self._data.flags.c_contiguous else Tensor._make(
-            np.ascontiguousarray(self._data)
-        )
+        return self if self._data.flags.c_contiguous else self.clone()
 
     def cpu(self) -> Tensor:
         return self
 
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        if requires_grad:
-            raise unsupported("Tensor.requires_grad_")
-        return self
-
-    def backward(self, *args: Any, **kwargs: Any) -> None:
-        raise unsupported("Tensor.backward")
-
     def _cast(self, dt: dtype) -> Tensor:
         # torch's .to(dtype)/.float()/... return self when nothing changes
-        return self if self.dtype is dt else Tensor._make(self._data.astype(dt.np_dtype))
+        if self.dtype is dt:
+            return self
+        return _unary(Tensor._make(self._data.astype(dt.np_dtype)), self, "ToCopyBackward0",
+                      rules.cast)
 
     def float(self) -> Tensor:
         return self._cast(dtypes.float32)
@@ -604,7 +1033,8 @@ class Tensor:
 
     # ---- indexing ------------------------------------------------------------------------------
 
-    def _index_key(self, key: Any) -> Any:
+    def _index_key(self, key: Any) -> tuple[tuple[Any, ...], bool]:
+        """The NumPy index for ``key``, and whether it is advanced (tensors, lists: a copy)."""
         items = list(key) if isinstance(key, tuple) else [key]
         advanced = False
         for i, k in enumerate(items):
@@ -633,19 +1063,44 @@ class Tensor:
                 )
         if not advanced and not any(k is Ellipsis for k in items):
             items.append(Ellipsis)  # keeps integer indexing a view (0-d array, not a scalar)
-        return tuple(items)
+        return tuple(items), advanced
 
     def __getitem__(self, key: Any) -> Tensor:
-        return Tensor._make(self._data[self._index_key(key)])
+        index, advanced = self._index_key(key)
+        data = self._data[index]
+        if advanced:  # a copy (IndexBackward0)
+            out = Tensor._make(data)
+            if MODE.leaves and recording(self):
+                record(out, "IndexBackward0", (self,),
+                        partial(rules.index, self._data.shape, index, True))
+            return out
+        out = _view(self, data)
+        if MODE.leaves and recording(self):
+            _viewed(out, self, _basic_index_name(key),
+                    partial(rules.index, self._data.shape, index, False))
+        return out
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        index, advanced = self._index_key(key)
+        node = None
+        if MODE.leaves and recording(self, value):
+            _check_write(self, basic_index=not advanced)
+            # CopySlices (IndexPutBackward0 for tensor indices): self's gradient with the
+            # written places zeroed, the value's taken from them
+            positions = np.arange(self._data.size).reshape(self._data.shape)[index]
+            node = Node("IndexPutBackward0" if advanced else "torch::autograd::CopySlices",
+                        partial(rules.index_put, positions),
+                        (_node_of(self), _node_of(value) if isinstance(value, Tensor) else None),
+                        (_meta(self), _meta(value)))
         if isinstance(value, Tensor):
             value = value._data
         elif not is_scalar(value):
             value = np.asarray(value)
         # torch copies into the indexed elements with a cast to the tensor's dtype; with repeated
         # indices the last write wins (index_put_ without accumulate), as in NumPy
-        self._data[self._index_key(key)] = np.asarray(value).astype(self._data.dtype)
+        self._data[index] = np.asarray(value).astype(self._data.dtype)
+        if MODE.leaves:  # no leaf: no node saved anything, nothing to count
+            _written(self, node)
 
     # ---- elementwise arithmetic --------------------------------------------------------------
 
@@ -667,7 +1122,10 @@ class Tensor:
             raise RuntimeError("ZeroDivisionError")
         with np.errstate(all="ignore"):
             out = fn(x, y)
-        return Tensor._make(np.asarray(out).astype(dt.np_dtype, copy=False))
+        result = Tensor._make(np.asarray(out).astype(dt.np_dtype, copy=False))
+        if MODE.leaves and recording(a, b):
+            _record_binary(result, name, a, b, x, y)
+        return result
 
     def __rtruediv__(self, other: Any) -> Tensor:
         # torch computes number / tensor as tensor.reciprocal() * number (torch/_tensor.py)
@@ -678,7 +1136,8 @@ class Tensor:
     def reciprocal(self) -> Tensor:
         x = self._float_input()
         with np.errstate(all="ignore"):
-            return Tensor._make(x.dtype.type(1) / x)
+            out = Tensor._make(x.dtype.type(1) / x)
+        return _unary(out, self, "ReciprocalBackward0", rules.reciprocal, out._data, result=True)
 
     def __pow__(self, other: Any) -> Tensor:
         return power(self, other)
@@ -709,7 +1168,7 @@ class Tensor:
                 "Negation, the `-` operator, on a bool tensor is not supported. If you are "
                 "trying to invert a mask, use the `~` or `logical_not()` operator instead."
             )
-        return Tensor._make(np.negative(self._data))
+        return _unary(Tensor._make(np.negative(self._data)), self, "NegBackward0", rules.neg)
 
     def __pos__(self) -> Tensor:
         return self
@@ -750,12 +1209,30 @@ class Tensor:
 
     # in-place versions: the result must be castable to this tensor's dtype, as in torch
     def _inplace(self, result: Tensor) -> Tensor:
+        """Write ``result`` (computed out of place from this tensor) into it: its history
+        becomes the result's, with the original values the result's node saved copied first,
+        as torch saves ``original_self`` (other saved tensors keep their versions: ``y.mul_(y)``
+        fails at backward as in torch)."""
         if not _can_cast(result.dtype, self.dtype):
             raise RuntimeError(
                 f"result type {_type_name(result.dtype)} can't be cast to the desired output "
                 f"type {_type_name(self.dtype)}"
             )
+        node = None
+        if MODE.leaves and recording(self, result):
+            _check_write(self)
+            node = result._node
+            if node is not None and node.saved:
+                node.saved = tuple(
+                    keep(k.array.copy()) if k is not None and k.input == 0
+                    and np.may_share_memory(k.array, self._data) else k
+                    for k in node.saved
+                )
+            if node is not None and result._data.dtype != self._data.dtype:
+                node = Node("ToCopyBackward0", rules.cast, (node,), (_meta(result),))
         np.copyto(self._data, result._data.astype(self._data.dtype), casting="unsafe")
+        if MODE.leaves:  # no leaf: no node saved anything, nothing to count
+            _written(self, node)
         return self
 
     def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -767,21 +1244,38 @@ class Tensor:
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
         return self._inplace(self.clamp(min, max))
 
-    def fill_(self, value: Any) -> Tensor:
-        self._data[...] = as_operand(value, self.dtype)
+    def _overwrite(self, data: np.ndarray, name: str, rule: Callable[..., Any],
+                   source: Any = None) -> Tensor:
+        """Write ``data`` over this tensor; the gradient of what was here is zero (``rule``),
+        ``source``'s (a tensor the values came from) is the rest of the rule's."""
+        node = None
+        if MODE.leaves and recording(self, source):
+            _check_write(self)
+            inputs = (self,) if source is None else (self, source)
+            node = Node(name, rule, tuple(_node_of(t) if isinstance(t, Tensor) else None
+                                          for t in inputs), tuple(_meta(t) for t in inputs))
+        np.copyto(self._data, data)
+        if MODE.leaves:  # no leaf: no node saved anything, nothing to count
+            _written(self, node)
         return self
+
+    def fill_(self, value: Any) -> Tensor:
+        if isinstance(value, Tensor):
+            return self._overwrite(np.broadcast_to(as_operand(value, self.dtype),
+                                                   self._data.shape), "FillBackward3",
+                                   rules.fill, value)
+        return self._overwrite(np.broadcast_to(as_operand(value, self.dtype), self._data.shape),
+                               "FillBackward2", rules.zero)
 
     def zero_(self) -> Tensor:
-        self._data[...] = 0
-        return self
+        return self._overwrite(np.zeros_like(self._data), "ZeroBackward0", rules.zero)
 
     def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor:
-        np.copyto(self._data, np.broadcast_to(as_operand(src, self.dtype), self._data.shape))
-        return self
+        data = np.broadcast_to(as_operand(src, self.dtype), self._data.shape)
+        return self._overwrite(data, "CopyBackwards", rules.copy, src)
 
     def masked_fill_(self, mask: Tensor, value: Any) -> Tensor:
-        self._data[...] = self.masked_fill(mask, value)._data
-        return self
+        return self._inplace(self.masked_fill(mask, value))
 
     # ---- elementwise functions -----------------------------------------------------------------
 
@@ -791,51 +1285,75 @@ class Tensor:
 
     def sqrt(self) -> Tensor:
         with np.errstate(all="ignore"):
-            return Tensor._make(np.sqrt(self._float_input()))
+            out = Tensor._make(np.sqrt(self._float_input()))
+        return _unary(out, self, "SqrtBackward0", rules.sqrt, out._data, result=True)
 
     def rsqrt(self) -> Tensor:
         with np.errstate(all="ignore"):
             x = self._float_input()
-            return Tensor._make(x.dtype.type(1) / np.sqrt(x))
+            out = Tensor._make(x.dtype.type(1) / np.sqrt(x))
+        return _unary(out, self, "RsqrtBackward0", rules.rsqrt, out._data, result=True)
 
     def sigmoid(self) -> Tensor:
         # torch's kernel: 1 / (1 + exp(-x)), each step rounded to the tensor's precision
         x = self._float_input()
         one = x.dtype.type(1)
         with np.errstate(all="ignore"):
-            return Tensor._make(one / (one + float_unary(np.exp, -x)))
+            out = Tensor._make(one / (one + float_unary(np.exp, -x)))
+        return _unary(out, self, "SigmoidBackward0", rules.sigmoid, out._data, result=True)
 
     def relu(self) -> Tensor:
         if self.dtype is dtypes.bool_:
             raise RuntimeError('"clamp_min_cpu" not implemented for \'Bool\'')
-        return Tensor._make(np.maximum(self._data, self._data.dtype.type(0)))
+        out = Tensor._make(np.maximum(self._data, self._data.dtype.type(0)))
+        return _unary(out, self, "ReluBackward0", rules.relu, out._data, result=True)
 
     def abs(self) -> Tensor:
         if self.dtype is dtypes.bool_:
             raise RuntimeError('"abs_cpu" not implemented for \'Bool\'')
-        return Tensor._make(np.abs(self._data))
+        return _unary(Tensor._make(np.abs(self._data)), self, "AbsBackward0", rules.abs,
+                      self._data)
 
     def square(self) -> Tensor:
         return power(self, 2)
 
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:
+        return self._clamp(min, max, "ClampBackward")
+
+    def _clamp(self, min: Any, max: Any, backward: str) -> Tensor:
+        """clamp, clamp_min and clamp_max: ``backward`` + 0 with a tensor bound (the bounds get
+        gradient too), + 1 with numbers (``ClampMinBackward0`` for numbers: torch's names)."""
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         dt = result_type(self, min, max)
         if dt is dtypes.bool_ and not all(isinstance(b, (Tensor, type(None))) for b in (min, max)):
             raise NotImplementedError('"clamp_scalar_cpu" not implemented for \'Bool\'')
-        out = as_operand(self, dt)
-        if min is not None:
-            out = np.where(np.isnan(out), out, np.maximum(out, as_operand(min, dt)))
-        if max is not None:
-            out = np.where(np.isnan(out), out, np.minimum(out, as_operand(max, dt)))
-        return Tensor._make(np.asarray(out).astype(dt.np_dtype, copy=False))
+        x = out = as_operand(self, dt)
+        low = None if min is None else as_operand(min, dt)
+        high = None if max is None else as_operand(max, dt)
+        if low is not None:
+            out = np.where(np.isnan(out), out, np.maximum(out, low))
+        if high is not None:
+            out = np.where(np.isnan(out), out, np.minimum(out, high))
+        result = Tensor._make(np.asarray(out).astype(dt.np_dtype, copy=False))
+        if not (MODE.leaves and recording(self, min, max)):
+            return result
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            bounds = (min if isinstance(min, Tensor) else None,
+                      max if isinstance(max, Tensor) else None)
+            return record(result, backward + ("0" if backward == "ClampBackward" else "1"),
+                           (self, *bounds),
+                           partial(rules.clamp_tensor, low is not None, high is not None),
+                           (keep(x, self, 0), None if low is None else keep(low, bounds[0], 1),
+                            None if high is None else keep(high, bounds[1], 2)))
+        return record(result, backward + ("1" if backward == "ClampBackward" else "0"),
+                       (self,), partial(rules.clamp, low, high), (keep(x, self, 0),))
 
     def clamp_min(self, min: Any) -> Tensor:
-        return self.clamp(min=min)
+        return self._clamp(min, None, "ClampMinBackward")
 
     def clamp_max(self, max: Any) -> Tensor:
-        return self.clamp(max=max)
+        return self._clamp(None, max, "ClampMaxBackward")
 
     def maximum(self, other: Tensor) -> Tensor:
         return _binary_tensors(self, other, np.maximum, "maximum")
@@ -851,7 +1369,11 @@ class Tensor:
         region = tuple(
             slice(None) if d == axis else slice(0, n) for d, n in enumerate(index.shape)
         )
-        return Tensor._make(np.take_along_axis(self._data[region], index._data, axis))
+        out = Tensor._make(np.take_along_axis(self._data[region], index._data, axis))
+        if MODE.leaves and recording(self):
+            record(out, "GatherBackward0", (self,),
+                    partial(rules.gather, axis, self._data.shape), (keep(index._data),))
+        return out
 
     def nonzero(self, *, as_tuple: bool = False) -> Any:
         if as_tuple:
@@ -867,7 +1389,15 @@ class Tensor:
                 f"{value.ndim} dimension(s)."
             )
         fill = as_operand(value, self.dtype)
-        return Tensor._make(np.where(mask._data, fill, self._data).astype(self._data.dtype))
+        out = Tensor._make(np.where(mask._data, fill, self._data).astype(self._data.dtype))
+        if MODE.leaves and recording(self, value):
+            if isinstance(value, Tensor):
+                record(out, "MaskedFillBackward1", (self, value),
+                        partial(rules.masked_fill, True), (keep(mask._data, mask),))
+            else:
+                record(out, "MaskedFillBackward0", (self,), partial(rules.masked_fill, False),
+                        (keep(mask._data, mask),))
+        return out
 
     def where(self, condition: Tensor, other: Any) -> Tensor:
         return where(condition, self, other)
@@ -876,19 +1406,23 @@ class Tensor:
     # precision; torch.softmax and F.softmax forward to these methods, as in torch
     def softmax(self, dim: int, dtype: dtype | None = None) -> Tensor:
         """``exp(x - max) * (1 / Σ exp(x - max))`` along ``dim``."""
-        shifted, axis = _shifted(self, dim, dtype, "softmax")
+        src = self if dtype is None else self.to(dtype)
+        shifted, axis = _shifted(src, dim, "softmax")
         e, total = _sum_exp(shifted, axis)
         with np.errstate(all="ignore"):
-            out = e * (e.dtype.type(1) / total)
-        return Tensor._make(out.reshape(self.shape))
+            out = Tensor._make((e * (e.dtype.type(1) / total)).reshape(self.shape))
+        return _unary(out, src, "SoftmaxBackward0", partial(rules.softmax, axis), out._data,
+                      result=True)
 
     def log_softmax(self, dim: int, dtype: dtype | None = None) -> Tensor:
         """``(x - max) - log Σ exp(x - max)`` along ``dim``."""
-        shifted, axis = _shifted(self, dim, dtype, "log_softmax")
+        src = self if dtype is None else self.to(dtype)
+        shifted, axis = _shifted(src, dim, "log_softmax")
         _, total = _sum_exp(shifted, axis)
         with np.errstate(all="ignore"):
-            out = shifted - float_unary(np.log, total)
-        return Tensor._make(out.reshape(self.shape))
+            out = Tensor._make((shifted - float_unary(np.log, total)).reshape(self.shape))
+        return _unary(out, src, "LogSoftmaxBackward0", partial(rules.log_softmax, axis),
+                      out._data, result=True)
 
     # ---- reductions ----------------------------------------------------------------------------
 
@@ -899,7 +1433,11 @@ class Tensor:
             out = np.sum(x, axis=axes, dtype=np.int64)
         else:
             out = float_sum(x, axes)
-        return Tensor._make(_keep(np.asarray(out), axes, keepdim))
+        result = Tensor._make(_keep_dims(np.asarray(out), axes, keepdim))
+        if MODE.leaves and recording(self):
+            record(result, "SumBackward0" if dim is None else "SumBackward1", (self,),
+                    partial(rules.sum, x.shape, axes, keepdim))
+        return result
 
     def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: dtype | None = None) -> Tensor:
         src = self if dtype is None else self._cast(dtype)
@@ -910,16 +1448,32 @@ class Tensor:
             )
         axes = _normalize_dims(dim, src.ndim)
         count = math.prod(src._data.shape[a] for a in axes)
-        total = src.sum(dim=dim, keepdim=keepdim)._data
+        total = _keep_dims(np.asarray(float_sum(src._data, axes)), axes, keepdim)
         # torch: at::sum(...).div_(count), so the count is rounded to the tensor's dtype
         with np.errstate(all="ignore"):
-            return Tensor._make(total / total.dtype.type(count))
+            result = Tensor._make(total / total.dtype.type(count))
+        if MODE.leaves and recording(src):
+            record(result, "MeanBackward0" if dim is None else "MeanBackward1", (src,),
+                    partial(rules.mean, src._data.shape, axes, keepdim, count))
+        return result
 
     def var(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
             correction: Any = None) -> Tensor:
         """torch.var: Σ(x − mean)² / (n − correction), correction 1 (unbiased) by default.
         Accepts torch's spellings: var(), var(dim), var(unbiased), var(dim, unbiased, keepdim),
         var(dim, correction=0). Computed in float64 and rounded once (within ulps of torch)."""
+        out, axes, correction = self._var(dim, unbiased, keepdim, correction)
+        with np.errstate(all="ignore"):
+            result = Tensor._make(out.astype(self._data.dtype))
+        if MODE.leaves and recording(self):
+            record(result, "VarBackward0", (self,), partial(rules.var, axes, correction, keepdim),
+                    (keep(self._data, self, 0),))
+        return result
+
+    def _var(self, dim: Any, unbiased: Any, keepdim: bool,
+             correction: Any) -> tuple[np.ndarray, tuple[int, ...], Any]:
+        """The variance in float64 (not yet rounded: std takes its root first), the reduced
+        axes and the correction."""
         if isinstance(dim, bool):  # var(False): the old unbiased-only form
             dim, unbiased = None, dim
         if not self.dtype.is_floating_point:
@@ -932,13 +1486,19 @@ class Tensor:
             mean = np.mean(x, axis=axes, keepdims=True)
             n = math.prod(x.shape[a] for a in axes)
             out = np.sum((x - mean) ** 2, axis=axes) / (n - correction)
-        return Tensor._make(_keep(np.asarray(out), axes, keepdim).astype(self._data.dtype))
+        return _keep_dims(np.asarray(out), axes, keepdim), axes, correction
 
     def std(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
             correction: Any = None) -> Tensor:
-        """torch.std: the square root of :meth:`var`, with the same arguments."""
-        variance = self.var(dim, unbiased, keepdim, correction=correction)._data
-        return Tensor._make(np.sqrt(variance.astype(np.float64)).astype(variance.dtype))
+        """torch.std: the square root of :meth:`var`, with the same arguments (taken in float64,
+        so a std near 1e30 is finite in float32 as torch's, whose variance is not)."""
+        variance, axes, correction = self._var(dim, unbiased, keepdim, correction)
+        with np.errstate(all="ignore"):  # the root before the rounding: a float32 std of 1e30
+            result = Tensor._make(np.sqrt(variance).astype(self._data.dtype))
+        if MODE.leaves and recording(self):
+            record(result, "StdBackward0", (self,), partial(rules.std, axes, correction, keepdim),
+                    (keep(self._data, self, 0), keep(result._data, result, output=True)))
+        return result
 
     def _extreme(self, dim: Any, keepdim: bool, largest: bool, name: str) -> Any:
         if isinstance(dim, Tensor):  # t.max(other): the elementwise form
@@ -950,7 +1510,11 @@ class Tensor:
                     f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                     "Specify the reduction dim with the 'dim' argument."
                 )
-            return Tensor._make(np.max(x) if largest else np.min(x))
+            out = Tensor._make(np.max(x) if largest else np.min(x))
+            if MODE.leaves and recording(self):  # the gradient shared evenly by the ties
+                record(out, "MaxBackward1" if largest else "MinBackward1", (self,),
+                        rules.spread, (keep(x, self, 0), keep(out._data, out, output=True)))
+            return out
         axis = normalize_dim(dim, x.ndim)
         if x.ndim == 0:
             values, indices = x.copy(), np.zeros((), np.int64)
@@ -965,7 +1529,12 @@ class Tensor:
                 values = np.expand_dims(values, axis)
                 indices = np.expand_dims(indices, axis)
         result = MaxResult if largest else MinResult
-        return result(Tensor._make(values), Tensor._make(indices.astype(np.int64)))
+        out, where = Tensor._make(values), Tensor._make(indices.astype(np.int64))
+        if MODE.leaves and recording(self):  # the gradient to the index returned
+            record(out, "MaxBackward0" if largest else "MinBackward0", (self,),
+                    partial(rules.select_values, axis, keepdim, x.shape),
+                    (keep(where._data, where, output=True),))
+        return result(out, where)
 
     def max(self, dim: Any = None, keepdim: bool = False) -> Any:
         return self._extreme(dim, keepdim, True, "max")
@@ -993,8 +1562,13 @@ class Tensor:
         values, order = np.moveaxis(values, -1, axis), np.moveaxis(order, -1, axis)
         if self.ndim == 0:
             values, order = values.reshape(()), order.reshape(())
-        return TopkResult(Tensor._make(values.copy(order="C")),
-                          Tensor._make(order.astype(np.int64, order="C")))
+        out = Tensor._make(values.copy(order="C"))
+        where = Tensor._make(order.astype(np.int64, order="C"))
+        if MODE.leaves and recording(self):
+            record(out, "TopkBackward0", (self,),
+                    partial(rules.select_values, axis, True, self._data.shape),
+                    (keep(where._data, where, output=True),))
+        return TopkResult(out, where)
 
     def _arg(self, dim: Any, keepdim: bool, largest: bool) -> Tensor:
         if self.dtype is dtypes.bool_:
@@ -1019,11 +1593,13 @@ class Tensor:
         x = self._data if dtype is None else self._data.astype(dtype.np_dtype)
         axis = normalize_dim(dim, x.ndim)
         if x.ndim == 0:
-            return Tensor._make(x.copy())
-        if x.dtype.kind in "biu":
+            out = Tensor._make(x.copy())
+        elif x.dtype.kind in "biu":
             return Tensor._make(np.cumsum(x, axis=axis, dtype=np.int64))
-        # torch accumulates a float cumsum in double and rounds each partial sum
-        return Tensor._make(np.cumsum(x, axis=axis, dtype=np.float64).astype(x.dtype))
+        else:
+            # torch accumulates a float cumsum in double and rounds each partial sum
+            out = Tensor._make(np.cumsum(x, axis=axis, dtype=np.float64).astype(x.dtype))
+        return _unary(out, self, "CumsumBackward0", partial(rules.cumsum, axis))
 
     def logsumexp(self, dim: Any, keepdim: bool = False) -> Tensor:
         """torch.logsumexp: ``log Σ exp(x − m) + m`` with ``m`` the maximum over ``dim`` (0 where
@@ -1036,7 +1612,12 @@ class Tensor:
             top = np.where(np.isinf(top), x.dtype.type(0), top)
             total = float_sum(float_unary(np.exp, x - top), axes)
             out = float_unary(np.log, np.asarray(total)) + np.squeeze(top, axes)
-        return Tensor._make(_keep(np.asarray(out, x.dtype), axes, keepdim))
+        result = Tensor._make(_keep_dims(np.asarray(out, x.dtype), axes, keepdim))
+        if MODE.leaves and recording(self):
+            record(result, "LogsumexpBackward0", (self,),
+                    partial(rules.logsumexp, axes, keepdim),
+                    (keep(x, self, 0), keep(result._data, result, output=True)))
+        return result
 
     def quantile(self, q: Any, dim: Any = None, keepdim: bool = False, *,
                  interpolation: str = "linear") -> Tensor:
@@ -1076,11 +1657,13 @@ class Tensor:
         elif interpolation == "nearest":
             rank = np.round(rank)  # half to even, as torch's round
         below = rank.astype(np.int64)
+        above = below
+        weight = np.zeros_like(rank)
         low = np.take_along_axis(ordered, below[..., None], -1)[..., 0]
         if interpolation in ("linear", "midpoint"):
             weight = np.full_like(rank, 0.5) if interpolation == "midpoint" else rank - below
-            high = np.take_along_axis(ordered, np.ceil(rank).astype(np.int64)[..., None],
-                                      -1)[..., 0]
+            above = np.ceil(rank).astype(np.int64)
+            high = np.take_along_axis(ordered, above[..., None], -1)[..., 0]
             with np.errstate(all="ignore"):
                 # lerp: start + w·(end − start) for w < 0.5, else end − (1 − w)·(end − start)
                 small = np.abs(weight) < 0.5
@@ -1090,19 +1673,38 @@ class Tensor:
         out = np.asarray(low, x.dtype)
         if keepdim:
             out = out.reshape((1,) * self.ndim) if dim is None else np.expand_dims(out, axis)
-        return Tensor._make(out)
+        result = Tensor._make(out)
+        if MODE.leaves and recording(self):
+            # the gradient through torch's sort, gather and lerp: (1 − w) to the value below
+            # the rank, w to the one above, at their places in the input (ties: see topk)
+            flat = np.arange(self._data.size).reshape(self._data.shape)
+            flat = flat.reshape(-1) if dim is None else np.moveaxis(
+                flat if flat.ndim else flat.reshape(1), axis, -1)
+            places = np.take_along_axis(flat, np.argsort(x, axis=-1, kind="stable"), -1)
+            record(result, "QuantileBackward0", (self,), partial(
+                rules.quantile, self._data.shape,
+                below=np.take_along_axis(places, below[..., None], -1)[..., 0],
+                above=np.take_along_axis(places, above[..., None], -1)[..., 0], weight=weight))
+        return result
 
     # ---- shape -----------------------------------------------------------------------------------
 
     def reshape(self, *shape: Any) -> Tensor:
         target = parse_shape(shape)
         try:
-            return Tensor._make(self._data.reshape(target))
+            data = self._data.reshape(target)
         except ValueError:
             raise RuntimeError(
                 f"shape '[{', '.join(map(str, target))}]' is invalid for input of size "
                 f"{self._data.size}"
             ) from None
+        if data.size and data.base is not self._data and not _same_memory(data, self._data):
+            return _unary(Tensor._make(data), self, "UnsafeViewBackward0",
+                          partial(rules.reshape, self._data.shape))
+        out = _view(self, data)
+        if MODE.leaves and recording(self):
+            _viewed(out, self, "ViewBackward0", partial(rules.reshape, self._data.shape))
+        return out
 
     def view(self, *shape: Any) -> Tensor:
         if len(shape) == 1 and isinstance(shape[0], dtype):
@@ -1125,17 +1727,29 @@ class Tensor:
         if self.ndim == 0:
             return self.reshape(1)
         s, e = normalize_dim(start_dim, self.ndim), normalize_dim(end_dim, self.ndim)
+        if s == e:  # torch returns the tensor itself
+            return self
         shape = self.shape
         return self.reshape(*shape[:s], math.prod(shape[s : e + 1]), *shape[e + 1 :])
 
     def unsqueeze(self, dim: int) -> Tensor:
-        return Tensor._make(np.expand_dims(self._data, normalize_dim(dim, self.ndim + 1)))
+        axis = normalize_dim(dim, self.ndim + 1)
+        out = _view(self, np.expand_dims(self._data, axis))
+        if MODE.leaves and recording(self):
+            _viewed(out, self, "UnsqueezeBackward0", partial(rules.unsqueeze, axis))
+        return out
 
     def squeeze(self, dim: Any = None) -> Tensor:
         if dim is None:
-            return Tensor._make(self._data.squeeze())
-        axes = [a for a in _normalize_dims(dim, self.ndim) if self._data.shape[a] == 1]
-        return Tensor._make(self._data.squeeze(tuple(axes)) if self.ndim else self._data)
+            out, name = _view(self, self._data.squeeze()), "SqueezeBackward0"
+        else:
+            axes = [a for a in _normalize_dims(dim, self.ndim) if self._data.shape[a] == 1]
+            out = _view(self, self._data.squeeze(tuple(axes)) if self.ndim else self._data)
+            name = ("SqueezeBackward1" if isinstance(dim, numbers.Integral)
+                    else "SqueezeBackward2")
+        if MODE.leaves and recording(self):
+            _viewed(out, self, name, partial(rules.reshape, self._data.shape))
+        return out
 
     def flip(self, *dims: Any, **kw: Any) -> Tensor:
         if "dims" in kw:
@@ -1144,11 +1758,16 @@ class Tensor:
             dims = tuple(dims[0])
         axes = _normalize_dims(dims, self.ndim) if dims else ()
         # torch.flip copies (it is not a view)
-        return Tensor._make(np.flip(self._data, axes).copy() if axes else self._data.copy())
+        out = Tensor._make(np.flip(self._data, axes).copy() if axes else self._data.copy())
+        return _unary(out, self, "FlipBackward0", partial(rules.flip, axes))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         a, b = normalize_dim(dim0, self.ndim), normalize_dim(dim1, self.ndim)
-        return Tensor._make(np.swapaxes(self._data, a, b) if self.ndim else self._data)
+        data = np.swapaxes(self._data, a, b) if self.ndim else self._data
+        out = _view(self, data)
+        if MODE.leaves and recording(self):
+            _viewed(out, self, "TransposeBackward0", partial(rules.transpose, a, b))
+        return out
 
     swapaxes = transpose
 
@@ -1156,7 +1775,11 @@ class Tensor:
         if self.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                                f"{self.ndim}D")
-        return Tensor._make(self._data.T)
+        out = _view(self, self._data.T)
+        if MODE.leaves and recording(self):
+            _viewed(out, self, "TBackward0",
+                    partial(rules.permute, tuple(range(self.ndim))[::-1]))
+        return out
 
     def permute(self, *dims: Any) -> Tensor:
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
@@ -1164,22 +1787,43 @@ class Tensor:
         axes = [normalize_dim(d, self.ndim) for d in dims]
         if sorted(axes) != list(range(self.ndim)):
             raise RuntimeError("permute(): dims don't match the tensor's number of dimensions")
-        return Tensor._make(np.transpose(self._data, axes))
+        out = _view(self, np.transpose(self._data, axes))
+        if MODE.leaves and recording(self):
+            _viewed(out, self, "PermuteBackward0", partial(rules.permute, tuple(axes)))
+        return out
 
     def expand(self, *sizes: Any) -> Tensor:
         target = list(parse_shape(sizes))
         lead = len(target) - self.ndim
+        shape = list(self._data.shape)
+        if lead < 0:
+            raise RuntimeError(
+                f"expand(torch.{_type_name(self.dtype)}Tensor{{{shape}}}, size={target}): the "
+                f"number of sizes provided ({len(target)}) must be greater or equal to the "
+                f"number of dimensions in the tensor ({self.ndim})"
+            )
         for i in range(self.ndim):
             if target[lead + i] == -1:
-                target[lead + i] = self._data.shape[i]
-        return Tensor._make(np.broadcast_to(self._data, tuple(target)))
+                target[lead + i] = shape[i]
+            elif shape[i] != 1 and target[lead + i] != shape[i]:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({target[lead + i]}) must match the "
+                    f"existing size ({shape[i]}) at non-singleton dimension {lead + i}.  Target "
+                    f"sizes: {target}.  Tensor sizes: {shape}"
+                )
+        # the gradient is summed back to this shape by the engine (sum_to)
+        out = _view(self, np.broadcast_to(self._data, tuple(target)))
+        if MODE.leaves and recording(self):
+            _viewed(out, self, "ExpandBackward0", rules.cast)
+        return out
 
     def expand_as(self, other: Tensor) -> Tensor:
         return self.expand(other.shape)
 
     def repeat(self, *sizes: Any) -> Tensor:
         reps = parse_shape(sizes)
-        return Tensor._make(np.tile(self._data, reps))
+        return _unary(Tensor._make(np.tile(self._data, reps)), self, "RepeatBackward0",
+                      partial(rules.repeat, self._data.shape, reps))
 
     # ---- the uniform methods, one line each from the factories above -------------------------
 
@@ -1234,24 +1878,24 @@ class Tensor:
     div_ = _in_place("div_", __truediv__)
 
     # reductions over dim (None: every axis): max and min in the tensor's dtype, all/any as bool
-    amax = _reduction("amax", np.max)
-    amin = _reduction("amin", np.min)
+    amax = _reduction("amax", np.max, "AmaxBackward0")
+    amin = _reduction("amin", np.min, "AminBackward0")
     all = _reduction("all", np.all)
     any = _reduction("any", np.any)
 
     # float functions (integers become the default float): within 2 ulps of torch (see kernels)
-    exp = _float_function("exp", np.exp)
-    expm1 = _float_function("expm1", np.expm1)
-    log = _float_function("log", np.log)
-    log1p = _float_function("log1p", np.log1p)
-    tanh = _float_function("tanh", np.tanh)
+    exp = _float_function("exp", np.exp, "ExpBackward0", rules.exp, True)
+    expm1 = _float_function("expm1", np.expm1, "Expm1Backward0", rules.expm1, True)
+    log = _float_function("log", np.log, "LogBackward0", rules.log, False)
+    log1p = _float_function("log1p", np.log1p, "Log1PBackward0", rules.log1p, False)
+    tanh = _float_function("tanh", np.tanh, "TanhBackward0", rules.tanh, True)
 
     # exact elementwise functions (round: half to even, like torch)
-    sign = _exact_function("sign", np.sign)
-    floor = _exact_function("floor", np.floor)
-    ceil = _exact_function("ceil", np.ceil)
-    round = _exact_function("round", np.round)
-    trunc = _exact_function("trunc", np.trunc)
+    sign = _exact_function("sign", np.sign, "SignBackward0")
+    floor = _exact_function("floor", np.floor, "FloorBackward0")
+    ceil = _exact_function("ceil", np.ceil, "CeilBackward0")
+    round = _exact_function("round", np.round, "RoundBackward0")
+    trunc = _exact_function("trunc", np.trunc, "TruncBackward0")
     isnan = _exact_function("isnan", np.isnan)
     isinf = _exact_function("isinf", np.isinf)
     isfinite = _exact_function("isfinite", np.isfinite)
@@ -1273,7 +1917,54 @@ class Tensor:
     clip_ = clamp_
 
 
-def _keep(out: np.ndarray, axes: tuple[int, ...], keepdim: bool) -> np.ndarray:
+def _record_binary(out: Tensor, name: str, a: Any, b: Any, x: np.ndarray,
+                   y: np.ndarray) -> None:
+    """The node of ``a ∘ b`` (operands ``x``, ``y`` in the result's dtype), saving what torch
+    saves: for mul, each operand only if the other one requires grad."""
+    left, right = grad_on(a), grad_on(b)
+    ta = a if isinstance(a, Tensor) else None
+    tb = b if isinstance(b, Tensor) else None
+    if name == "add":
+        record(out, "AddBackward0", (a, b), rules.add)
+    elif name in ("sub", "rsub"):
+        label = "SubBackward0" if ta is not None else "RsubBackward1"
+        record(out, label, (a, b), rules.sub)
+    elif name == "mul":
+        record(out, "MulBackward0", (a, b), rules.mul,
+                (keep(x, ta, 0) if right else None, keep(y, tb, 1) if left else None))
+    elif name == "div":
+        record(out, "DivBackward0", (a, b), rules.div,
+                (keep(x, ta, 0) if right else None, keep(y, tb, 1)))
+    elif name == "mod":
+        record(out, "RemainderBackward1" if tb is not None else "RemainderBackward0", (a, b),
+               rules.remainder,
+               (keep(x, ta, 0) if right else None, keep(y, tb, 1) if right else None))
+    else:  # floor division: torch has no derivative for it
+        record(out, "NotImplemented", (a, b), partial(rules.not_implemented, "floor_divide"))
+
+
+def _same_memory(data: np.ndarray, source: np.ndarray) -> bool:
+    """``data`` views ``source``'s memory (NumPy points a view at the array owning it)."""
+    base = data.base
+    if base is None:
+        return False
+    return base is source or base is source.base or np.may_share_memory(data, source)
+
+
+def _basic_index_name(key: Any) -> str:
+    """torch's name for the last step of a basic index: select, slice or unsqueeze."""
+    name = "AliasBackward0"
+    for k in key if isinstance(key, tuple) else (key,):
+        if k is None:
+            name = "UnsqueezeBackward0"
+        elif isinstance(k, slice):
+            name = "SliceBackward0"
+        elif k is not Ellipsis:
+            name = "SelectBackward0"
+    return name
+
+
+def _keep_dims(out: np.ndarray, axes: tuple[int, ...], keepdim: bool) -> np.ndarray:
     return np.expand_dims(out, axes) if keepdim and axes else out
 
 
@@ -1340,11 +2031,18 @@ def _binary_tensors(a: Tensor, b: Any, fn: Any, name: str) -> Tensor:
     dt = result_type(a, b)
     x, y = as_operand(a, dt), as_operand(b, dt)
     check_broadcast(np.shape(x), np.shape(y))
-    return Tensor._make(fn(x, y))
+    out = Tensor._make(fn(x, y))
+    if MODE.leaves and recording(a, b):
+        record(out, "MaximumBackward0" if name == "maximum" else "MinimumBackward0", (a, b),
+                rules.maximum if name == "maximum" else rules.minimum,
+                (keep(x, a, 0), keep(y, b, 1)))
+    return out
 
 
 def power(base: Any, exponent: Any) -> Tensor:
-    """torch.pow, with torch's exact special cases for common Python exponents."""
+    """torch.pow, with torch's exact special cases for common Python exponents
+    (``kernels.float_pow``); PowBackward0/1/2 for tensor ** number, tensor ** tensor and
+    number ** tensor."""
     if not isinstance(base, Tensor) and not isinstance(exponent, Tensor):
         raise TypeError("pow needs at least one tensor")
     if not (isinstance(base, Tensor) or is_scalar(base)) or not (
@@ -1355,30 +2053,16 @@ def power(base: Any, exponent: Any) -> Tensor:
     if isinstance(base, Tensor) and is_scalar(exponent):
         x = as_operand(base, dt)
         e = exponent
-        if e == 0:  # torch fills ones for x ** 0 and copies for x ** 1, for any dtype
-            return Tensor._make(np.ones_like(x))
-        if e == 1:
-            return Tensor._make(x.copy())
+        if e in (0, 1) or dt.is_floating_point:
+            # torch fills ones for x ** 0 and copies for x ** 1, for any dtype
+            out = Tensor._make(float_pow(x, e) if dt.is_floating_point or e == 1 else
+                               np.ones_like(x))
+            return _unary(out, base, "PowBackward0", partial(rules.pow_scalar, e), x)
         if dt is dtypes.bool_:
             raise NotImplementedError('"pow" not implemented for \'Bool\'')
-        if not dt.is_floating_point:
-            if e < 0:
-                raise RuntimeError("Integers to negative integer powers are not allowed.")
-            return Tensor._make(_int_power(x, np.asarray(int(e))).astype(dt.np_dtype))
-        one = x.dtype.type(1)
-        with np.errstate(all="ignore"):
-            if e == 2:
-                return Tensor._make(x * x)
-            if e == 3:
-                return Tensor._make(x * x * x)
-            if e == 0.5:
-                return Tensor._make(np.sqrt(x))
-            if e == -0.5:
-                return Tensor._make(one / np.sqrt(x))
-            if e == -1:
-                return Tensor._make(one / x)
-            if e == -2:
-                return Tensor._make(one / (x * x))
+        if e < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return Tensor._make(_int_power(x, np.asarray(int(e))).astype(dt.np_dtype))
     if dt is dtypes.bool_:
         raise NotImplementedError('"pow" not implemented for \'Bool\'')
     x, y = as_operand(base, dt), as_operand(exponent, dt)
@@ -1386,8 +2070,18 @@ def power(base: Any, exponent: Any) -> Tensor:
         return Tensor._make(_int_power(x, y).astype(dt.np_dtype))
     with np.errstate(all="ignore"):
         # float64 then one rounding: within 2 ulps of torch's pow (see kernels)
-        out = np.power(x.astype(np.float64), y.astype(np.float64))
-        return Tensor._make(out.astype(dt.np_dtype))
+        out = Tensor._make(np.power(x.astype(np.float64), y.astype(np.float64)).astype(
+            dt.np_dtype))
+    if not (MODE.leaves and recording(base, exponent)):
+        return out
+    if not isinstance(base, Tensor):  # number ** tensor
+        kept = (keep(out._data, out, output=True),)
+        if base == 0:
+            kept += (keep(y, exponent, 1),)
+        return record(out, "PowBackward2", (exponent,), partial(rules.pow_base, base), kept)
+    kept = (keep(x, base, 0), keep(y, exponent if isinstance(exponent, Tensor) else None, 1),
+            keep(out._data, out, output=True) if grad_on(exponent) else None)
+    return record(out, "PowBackward1", (base, exponent), rules.pow_tensor, kept)
 
 
 def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
@@ -1401,13 +2095,19 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
         )
     dt = result_type(input, other)
     out = np.where(condition._data, as_operand(input, dt), as_operand(other, dt))
-    return Tensor._make(np.asarray(out).astype(dt.np_dtype, copy=False))
+    result = Tensor._make(np.asarray(out).astype(dt.np_dtype, copy=False))
+    if MODE.leaves and recording(input, other):
+        # the branch not taken gets a zero: a NaN gradient there stops here, but a zero sent
+        # on through exp(∞) below it becomes NaN (0 × ∞)
+        record(result, "WhereBackward0", (input, other), rules.where,
+                (keep(condition._data, condition),))
+    return result
 
 
-def _shifted(x: Tensor, dim: int, dt: dtype | None, name: str) -> tuple[np.ndarray, int]:
-    """``x - max(x)`` along ``dim`` (in ``dt`` if given; a 0-d tensor as one element), and the
-    axis; only float tensors, as torch's softmax kernels."""
-    data = (x if dt is None else x.to(dt))._data
+def _shifted(x: Tensor, dim: int, name: str) -> tuple[np.ndarray, int]:
+    """``x - max(x)`` along ``dim`` (a 0-d tensor as one element), and the axis; only float
+    tensors, as torch's softmax kernels."""
+    data = x._data
     if data.dtype.kind != "f":
         raise RuntimeError(
             f'"{name}_cpu" not implemented for \'{from_numpy_dtype(data.dtype).name}\''
@@ -1427,8 +2127,5 @@ def _sum_exp(shifted: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     return e, total
 
 
-# what Tensor offers, for the error messages (backward and requires_grad_ only raise)
-_TENSOR_API = [
-    name for name in dir(Tensor)
-    if not name.startswith("_") and name not in ("backward", "requires_grad_")
-]
+# what Tensor offers, for the error messages
+_TENSOR_API = [name for name in dir(Tensor) if not name.startswith("_")]

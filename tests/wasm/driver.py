@@ -43,7 +43,7 @@ def lesson_output(text: str) -> str:
 
 def summary(value):
     if isinstance(value, torch.Tensor):
-        data = value.numpy()
+        data = value.detach().numpy()  # a tensor that requires grad refuses numpy()
         return {"tensor": True, "dtype": str(value.dtype), "shape": list(value.shape),
                 "repr": repr(value), "values": data.astype(np.float64).reshape(-1).tolist()}
     if isinstance(value, tuple):

@@ -8,19 +8,24 @@ Each function follows the formula of torch's CPU kernel, step by step in the ten
   ``log_softmax = (x - max) - log Σ exp(x - max)`` (SoftMaxKernel.cpp, last-dim kernels).
 
 ``softmax``, ``log_softmax``, ``sigmoid``, ``tanh`` and ``relu`` forward to the Tensor methods
-(where the kernels above are written out), as torch's do.
+(where the kernels above are written out), as torch's do. ``logsigmoid`` and ``softplus`` record
+torch's nodes (``LogSigmoidBackward0`` saves the input and the buffer ``exp(-|x|)``);
+``mse_loss`` is ``(x − y)²`` and a reduction, whose nodes give torch's gradient.
 """
 
 from __future__ import annotations
 
 import warnings
+from functools import partial
 from typing import Any
 
 import numpy as np
 
+from .. import derivatives as rules
 from ..errors import unsupported
+from ..graph import MODE
 from ..kernels import float_unary
-from ..tensor import Tensor
+from ..tensor import Tensor, keep, record, recording
 
 __all__ = [
     "log_softmax",
@@ -52,7 +57,11 @@ def logsigmoid(input: Tensor) -> Tensor:
     x = _float_data(input, "log_sigmoid")
     with np.errstate(all="ignore"):
         buffer = float_unary(np.exp, -np.abs(x))
-        return Tensor._make(np.minimum(x, x.dtype.type(0)) - float_unary(np.log1p, buffer))
+        out = Tensor._make(np.minimum(x, x.dtype.type(0)) - float_unary(np.log1p, buffer))
+    if MODE.leaves and recording(input):  # torch saves the input and the buffer exp(-|x|)
+        record(out, "LogSigmoidBackward0", (input,), rules.logsigmoid,
+               (keep(x, input, 0), keep(buffer)))
+    return out
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -61,7 +70,11 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     with np.errstate(all="ignore"):
         xb = x * b
         soft = float_unary(np.log1p, float_unary(np.exp, xb)) / b
-        return Tensor._make(np.where(xb > th, x, soft))
+        out = Tensor._make(np.where(xb > th, x, soft))
+    if MODE.leaves and recording(input):
+        record(out, "SoftplusBackward0", (input,), partial(rules.softplus, beta, threshold),
+               (keep(x, input, 0),))
+    return out
 
 
 def _softmax(name: str, input: Tensor, dim: int | None, stacklevel: int, dtype: Any) -> Tensor:
@@ -99,7 +112,7 @@ def tanh(input: Tensor) -> Tensor:
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     out = input.relu()
-    return input.copy_(out) if inplace else out
+    return input._inplace(out) if inplace else out  # relu_: ReluBackward0, as torch
 
 
 def mse_loss(input: Tensor, target: Tensor, size_average: Any = None,

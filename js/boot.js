@@ -2,8 +2,9 @@
 // (it runs no learner code, ever: js/python.js), loads Pyodide, numpy and our packages the long way
 // (seconds) and takes a memory snapshot of the warmed interpreter, the boot image; every worker
 // that runs a job starts from that image, so each job has an interpreter no other job has touched
-// without waiting for a load. No job runs in the interpreter that made the image: it was loaded
-// to be snapshotted (`_makeSnapshot`), and code that ran there could snapshot itself.
+// without waiting for a load. No learner code runs in the interpreter that made the image (it
+// judges Checks, from plain data): it was loaded to be snapshotted (`_makeSnapshot`), and code
+// that ran there could snapshot itself.
 //
 // The image is what Pyodide 0.27's `_makeSnapshot` / `_loadSnapshot` options give (the wasm heap
 // and the JS objects Python holds), plus what the heap alone cannot carry, as Cloudflare's

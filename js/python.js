@@ -26,9 +26,9 @@
 // ended when the job is: no state of one job reaches another, by construction. The judge's worker
 // is the page's first: its make job loads the long way (or from the image an earlier page kept, if
 // its digest is the one the page kept) and sends the boot image (js/boot.js), and it stays, warm,
-// to judge every Check; no job ever runs in the interpreter that made the image. Every worker that
-// runs a job starts from the image in a fraction of a second, and one is started ahead (the
-// spare), so the next Run finds its interpreter ready.
+// to judge every Check (from plain data): no learner code ever runs in the interpreter that made
+// the image. Every worker that runs learner code starts from the image in a fraction of a second,
+// and one is started ahead (the spare), so the next Run finds its interpreter ready.
 //
 // A worker of a later deploy than the page (its modules, the wheel or Pyodide are not the page's:
 // js/worker.js VERSION) fails its job as "stale", and so does every job after it: the page asks

@@ -563,8 +563,9 @@ def test_an_error_a_learners_js_callback_raises_never_reaches_the_page_as_the_wo
 
 
 def test_the_first_run_of_a_page_reaches_the_workers_own_globals(fresh):
-    """The first run is in the interpreter that made the boot image, whose `js` was the proxy a
-    snapshot needs; native methods called through it threw "Illegal invocation"."""
+    """The first run was once in the interpreter that made the boot image, whose `js` was the
+    proxy a snapshot needs; native methods called through it threw "Illegal invocation". Every run
+    now starts from the image, in a worker of its own, as the first does."""
     code = ("import js\nprint(js.performance.now() > 0, js.Math.max(1, 2))\n"
             "js.setTimeout(print, 1)\n")
     assert run(fresh, A, code).strip() == "True 2"

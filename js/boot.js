@@ -1,7 +1,10 @@
-// A fresh Python interpreter in a few hundred milliseconds: the page's first worker loads Pyodide,
-// numpy and our packages the long way (seconds) and takes a memory snapshot of the warmed
-// interpreter, the boot image; every later worker of the page starts from that image, so each job
-// can have an interpreter no other job has touched (js/python.js) without waiting for a load.
+// A fresh Python interpreter in a few hundred milliseconds: one worker of the page, the judge's
+// (it runs no learner code, ever: js/python.js), loads Pyodide, numpy and our packages the long way
+// (seconds) and takes a memory snapshot of the warmed interpreter, the boot image; every worker
+// that runs a job starts from that image, so each job has an interpreter no other job has touched
+// without waiting for a load. No learner code runs in the interpreter that made the image (it
+// judges Checks, from plain data): it was loaded to be snapshotted (`_makeSnapshot`), and code
+// that ran there could snapshot itself.
 //
 // The image is what Pyodide 0.27's `_makeSnapshot` / `_loadSnapshot` options give (the wasm heap
 // and the JS objects Python holds), plus what the heap alone cannot carry, as Cloudflare's
@@ -14,7 +17,9 @@
 // Pyodide's own code for the version the site pins (0.27.8; tests/test_browser_*.py run it).
 //
 // image = {snapshot: Uint8Array, main: WebAssembly.Module, libs: [[path, WebAssembly.Module]],
-//          files: [[path, Uint8Array]], handles: {handle: path}}
+//          files: {index: [[path, start, end]], bytes: Uint8Array}, handles: {handle: path}}
+// Handed to a worker (handOff), the snapshot and the files' bytes travel as Blobs: the page passes
+// them on by reference, and each worker copies them once, off the page's thread (received).
 
 const SITE_PACKAGES = "/lib/python3.12/site-packages";
 // the extension modules the warm-up imports (a module imported later loads the usual way);
@@ -50,15 +55,32 @@ async function unpack(wheels) {
 /** What came is of another deploy than the page that asked for it (js/worker.js says so). */
 export class Stale extends Error {}
 
+/** A failure to load part of the runtime: `what` names the file or package. */
+export class LoadError extends Error {
+  constructor(what, message) {
+    super(message);
+    this.what = what;
+  }
+}
+
+/** The module at `url`, or a LoadError naming its file (it did not come, or does not run). */
+async function importing(url) {
+  try {
+    return await import(url);
+  } catch (err) {
+    throw new LoadError(url.split("/").pop(), String(err?.message ?? err));
+  }
+}
+
 let factory = null; // Pyodide's module factory, as pyodide.asm.js defined it
 
 /** Pyodide's loadPyodide, its module factory hooked to start from `parts` ({main, libs, files});
  * `runtime`: {indexURL, pyodideVersion} (the version the page's build pinned). */
 async function loader({ indexURL, pyodideVersion }, parts) {
-  const { loadPyodide, version } = await import(`${indexURL}pyodide.mjs`);
+  const { loadPyodide, version } = await importing(`${indexURL}pyodide.mjs`);
   // these hooks are for the pinned version's internals; a later deploy's Pyodide is not this page's
   if (version !== pyodideVersion) throw new Stale(`Pyodide is ${version}, the page's ${pyodideVersion}`);
-  if (typeof globalThis._createPyodideModule !== "function") await import(`${indexURL}pyodide.asm.js`);
+  if (typeof globalThis._createPyodideModule !== "function") await importing(`${indexURL}pyodide.asm.js`);
   factory ??= globalThis._createPyodideModule; // Pyodide's own, wrapped anew for each boot
   globalThis._createPyodideModule = (settings) => {
     // the main module, compiled once per page; a failure to instantiate it (a snapshot's memory
@@ -72,10 +94,11 @@ async function loader({ indexURL, pyodideVersion }, parts) {
       return {};
     };
     const preload = (Module) => {
-      for (const [path, bytes] of parts.files) {
+      const { index, bytes } = parts.files;
+      for (const [path, start, end] of index) {
         const full = `${SITE_PACKAGES}/${path}`;
         Module.FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
-        Module.FS.writeFile(full, bytes, { canOwn: false });
+        Module.FS.writeFile(full, bytes.subarray(start, end), { canOwn: false });
       }
       for (const [path, module] of parts.libs) {
         const full = `${SITE_PACKAGES}/${path}`;
@@ -95,7 +118,33 @@ async function loader({ indexURL, pyodideVersion }, parts) {
  * pyodide.asm.wasm and the wheels (numpy's and ours). */
 export async function parts(main, wheels) {
   const files = await unpack(wheels);
-  return { main, files, libs: await compileLibs(files) };
+  return { main, files: packed(files), libs: await compileLibs(files) };
+}
+
+/** [[path, bytes]] as one buffer and its index: {index: [[path, start, end]], bytes}. */
+function packed(files) {
+  const bytes = new Uint8Array(files.reduce((n, [, b]) => n + b.byteLength, 0));
+  const index = [];
+  let at = 0;
+  for (const [path, b] of files) {
+    bytes.set(b, at);
+    index.push([path, at, at + b.byteLength]);
+    at += b.byteLength;
+  }
+  return { index, bytes };
+}
+
+/** `image` as a worker is handed it: its large buffers as Blobs (passed on by reference). */
+export function handOff(image) {
+  const { files, snapshot } = image;
+  return { ...image, files: { index: files.index, bytes: new Blob([files.bytes]) }, snapshot: new Blob([snapshot]) };
+}
+
+/** The image a worker was handed (handOff), its buffers read back. */
+export async function received(image) {
+  const read = async (blob) => new Uint8Array(await blob.arrayBuffer());
+  const [bytes, snapshot] = await Promise.all([read(image.files.bytes), read(image.snapshot)]);
+  return { ...image, files: { index: image.files.index, bytes }, snapshot };
 }
 
 /** Compile what `unpack` gave: the extension modules the warm-up needs. */
@@ -127,57 +176,24 @@ export async function makeImage(runtime, parts) {
   for (const name of Object.keys(found)) delete py.loadedPackages[name];
   const snapshot = py.makeMemorySnapshot();
   Object.assign(py.loadedPackages, found);
-  // this interpreter serves the page's first job: its `js` was the recording proxy that taking a
-  // snapshot needs, through which a native method (`js.performance.now()`) throws "Illegal
-  // invocation"; from here on `import js` is the worker's own global scope
-  py.registerJsModule("js", globalThis);
-  py.runPython("import sys\nsys.modules.pop('js', None)");
   return { py, image: { ...parts, snapshot, handles } };
 }
 
+// every generator a job may draw from unseeded: seeded anew in each interpreter (the image holds
+// the state each had when it was taken, which every interpreter would otherwise draw from alike)
+const RESEED =
+  "import random, numpy\nfrom browser_runtime.torch_layer import default_generator\n" +
+  "random.seed()\nnumpy.random.seed()\ndefault_generator.seed()";
+
 /** A fresh interpreter from `image`, as it was when the image was taken (`runtime`: as for
- * makeImage). Python's random module
- * and numpy's global generator are seeded anew (from the browser's crypto), as in a new process. */
+ * makeImage). Python's random module, numpy's global generator and the torch layer's are seeded
+ * anew (from the browser's crypto), as in a new process. */
 export async function fromImage(runtime, image) {
   const loadPyodide = await loader(runtime, image);
   const py = await loadPyodide({ indexURL: runtime.indexURL, _loadSnapshot: image.snapshot });
   const { LDSO } = py._module;
   for (const [handle, path] of Object.entries(image.handles))
     LDSO.loadedLibsByHandle[handle] = LDSO.loadedLibsByName[path];
-  py.runPython("import random, numpy\nrandom.seed()\nnumpy.random.seed()");
+  py.runPython(RESEED);
   return py;
-}
-
-// ---- the image across pages: the snapshot kept in Cache Storage ------------------------------
-// Every lesson page would otherwise load the long way once. The snapshot (and its handles) is kept
-// under a key made of the runtime's and the wheel's addresses (the wheel's carries its hash), in a
-// cache named for the site's path, which the service worker deletes with every deploy; Pyodide
-// refuses a snapshot of another build, and one that fails to start is deleted and made again.
-
-const storeKey = (indexURL, wheelUrl) =>
-  new URL(`boot-image?${new URLSearchParams({ runtime: indexURL, wheel: wheelUrl })}`, indexURL).href;
-
-/** The stored {snapshot, handles} for this runtime and wheel, or null. */
-export async function storedImage(cacheName, indexURL, wheelUrl) {
-  try {
-    const hit = await (await caches.open(cacheName)).match(storeKey(indexURL, wheelUrl));
-    if (!hit) return null;
-    const handles = JSON.parse(hit.headers.get("x-handles"));
-    return { snapshot: new Uint8Array(await hit.arrayBuffer()), handles };
-  } catch {
-    return null; // no Cache Storage (a private window), or an entry that cannot be read
-  }
-}
-
-/** Keep `image`'s snapshot for the next page; `image` null deletes what is kept. */
-export async function storeImage(cacheName, indexURL, wheelUrl, image) {
-  try {
-    const cache = await caches.open(cacheName);
-    const key = storeKey(indexURL, wheelUrl);
-    if (!image) return void (await cache.delete(key));
-    const headers = { "content-type": "application/octet-stream", "x-handles": JSON.stringify(image.handles) };
-    await cache.put(key, new Response(image.snapshot, { headers }));
-  } catch {
-    /* storage full or refused: the next page loads the long way */
-  }
 }

@@ -26,11 +26,17 @@ export const JOB_STATES = {
   failed: [],
 };
 
+// a job's output, in characters: the worker sends the first `head` of what the code writes and
+// the last `tail`, and counts the rest (js/worker.js Output); the page keeps no more than their sum
+// of what it receives for a job (js/python.js), whoever sent it
+export const OUTPUT = { head: 20_000, tail: 5_000 };
+
 let nextId = 1;
 
 export class Job {
   /**
-   * @param {string} kind "load" | "run" | "check" | "demo" | "verdict" (the judge's, js/python.js)
+   * @param {string} kind "load" | "run" | "check" | "demo", or the judge's "make" | "verdict"
+   *   (js/python.js)
    * @param {object} payload what the worker needs (code, parts, exercise, config)
    * @param {{limitMs?: number, quietMs?: number}} limits limitMs: time the code may run (0: none);
    *   quietMs: longest silence while it runs (the demo reports every few steps)
@@ -45,6 +51,8 @@ export class Job {
     this.ending = null; // "stopped" | "timed-out": what a Stop asked for, once it is asked
     this.outcome = null; // {state, ok, result?, failure?, restarted?, restart?} once over
     this.runtime = null; // the PythonRuntime that has the job (null while python.js loads)
+    this.output = { kept: 0, dropped: 0 }; // characters of its output the page kept, and dropped (js/python.js)
+    this.image = null; // a make job's answer: {image, made} (js/python.js)
     this.timers = new Map(); // name -> handle, of the current state only
     this.listeners = new Set();
     this.done = new Promise((resolve) => {

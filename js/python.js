@@ -3,7 +3,16 @@
 // Every cell's Run and Check, the drill's check by meaning and the demo are jobs (js/job.js has
 // their states). The runtime keeps them in one queue and sends the worker one job at a time
 // (js/worker.js has the protocol); every message from the worker names its job, and arrives on a
-// MessageChannel port that only the worker's module code holds, so no Python code can forge one.
+// MessageChannel port that only the worker's module code holds and posts on.
+//
+// What a worker says after its job's code started may be that code's: were it to get hold of the
+// port, it could post anything. So the page takes from a worker only what it asked for, when it
+// can be asked for (`_receive`): an ack, `started` and progress only before the code starts (a
+// repeated ack would rearm the time limit); `ended` and `done` once; a failure to load or a newer
+// deploy ("stale") only before the code starts, which is the only time either is known; events
+// only from the demo, which runs no learner code; output up to what the worker itself would send
+// (js/job.js OUTPUT), the rest counted and said; the boot image only from the judge's worker, once,
+// as its make job's answer; nothing for a job that is over or was never sent.
 //
 // Limits are enforced from here, outside the interpreter: a run's time limit counts from the
 // moment its code starts; a job the worker does not acknowledge within ACK_MS, or a runtime whose
@@ -14,10 +23,12 @@
 // INTERRUPT_GRACE_MS, or when the page is not isolated, ends with its worker.
 //
 // Every job that runs learner code (Run, Check's phase 1, the demo) has a worker of its own,
-// ended when the job is: no state of one job reaches another, by construction. The page's first
-// worker loads the long way and sends the boot image (js/boot.js); every later worker, the judge's
-// too, starts from it in a fraction of a second, and one is started ahead (the spare), so the next
-// Run finds its interpreter ready.
+// ended when the job is: no state of one job reaches another, by construction. The judge's worker
+// is the page's first: its make job loads the long way (or from the image an earlier page kept, if
+// its digest is the one the page kept) and sends the boot image (js/boot.js), and it stays, warm,
+// to judge every Check (from plain data): no learner code ever runs in the interpreter that made
+// the image. Every worker that runs learner code starts from the image in a fraction of a second,
+// and one is started ahead (the spare), so the next Run finds its interpreter ready.
 //
 // A worker of a later deploy than the page (its modules, the wheel or Pyodide are not the page's:
 // js/worker.js VERSION) fails its job as "stale", and so does every job after it: the page asks
@@ -29,8 +40,8 @@
 // as plain data (browser_runtime/check.py plain_phase1); the Check job waits, finishing, for the
 // judge, and ends with its verdict.
 
-import { siteConfig } from "./dom.js";
-import { Job } from "./job.js";
+import { isRecord, siteConfig } from "./dom.js";
+import { Job, OUTPUT } from "./job.js";
 
 // the worker of this module's own version (the `?v=` it was asked for by)
 const workerURL = new URL(`./worker.js${new URL(import.meta.url).search}`, import.meta.url);
@@ -41,15 +52,26 @@ export const SIGNAL_AGAIN_MS = 250; // Stop repeats its interrupt this often unt
 const VERDICT_MS = 20_000; // the judge compares a Check's cases in well under a second
 // the jobs whose worker ends with them: they run learner code
 const LEARNER_CODE = new Set(["run", "check", "demo"]);
+// what a worker may report only before its job's code runs (it is known then, and only then)
+const BEFORE_CODE = new Set(["load", "stale"]);
+const OUTPUT_CAP = OUTPUT.head + OUTPUT.tail; // characters of a job's output the page keeps at most
+
+/** The page's boot image (js/boot.js), made by the judge's worker and shared by both runtimes. */
+class BootImage {
+  constructor() {
+    this.image = null; // what every worker that runs a job starts from (boot.js handOff)
+    this.made = 0; // images made the long way by this page, not taken from an earlier page's (tests read it)
+    this.making = null; // while the judge makes it: the promise of its failure, or null once `image` is there
+  }
+}
 
 export class PythonRuntime {
   /** @param {{version: string, indexURL: string, pyodideVersion: string, wheelUrl: string,
    *   imageCache: string, numpyTimeoutMs: number}} config
-   * @param {{image: object | null}} boot the boot image, shared with the judge (js/boot.js) */
-  constructor(config, boot = { image: null }) {
+   * @param {BootImage} boot the boot image, shared with the judge */
+  constructor(config, boot = new BootImage()) {
     this.config = config;
     this.boot = boot;
-    this.images = 0; // boot images made by this runtime's workers, not taken from an earlier page's (the long loads; tests read it)
     this.worker = null;
     this.port = null;
     this.loaded = false; // the core runtime is up in the current worker
@@ -62,10 +84,16 @@ export class PythonRuntime {
     this.stale = null; // the failure of a worker of a later deploy than the page: every job's from then on
   }
 
-  /** The runtime whose worker judges Checks (config.judge: it runs nothing else). */
+  /** The runtime whose worker makes the boot image and judges Checks (config.judge: it runs
+   * nothing else). */
   get judge() {
     this.judgeRuntime ??= new PythonRuntime({ ...this.config, judge: true }, this.boot);
     return this.judgeRuntime;
+  }
+
+  /** Boot images this page made the long way (the tests and the bench read it). */
+  get images() {
+    return this.boot.made;
   }
 
   /** Listen to loading progress: fn({stage, loaded, total} | {ready} | {reset}). */
@@ -90,8 +118,6 @@ export class PythonRuntime {
   submit(job) {
     if (job.over) return job; // stopped while python.js loaded
     job.runtime = this;
-    // the judge starts from the boot image while the learner's code runs
-    if (job.kind === "check" && this.boot.image) this.judge.prefetch();
     this.queue.push(job);
     this._pump();
     return job;
@@ -137,12 +163,58 @@ export class PythonRuntime {
       job.move("failed", { ok: false, failure: this.stale }); // no worker of this page's version is left to start
       return this._pump();
     }
-    const fresh = this._spawn();
     this.current = job;
+    if (this.config.judge || this.boot.image) this._send(job);
+    else this._waitForImage(job);
+  }
+
+  /** Send `job` to the worker (a new one, if there is none). */
+  _send(job) {
+    const fresh = this._spawn();
     this.interrupt = this.isolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
     if (fresh) this._watchdog(job, "ack", ACK_MS);
     else job.arm("ack", ACK_MS, () => this._resend(job));
-    this.port.postMessage({ ...job.payload, id: job.id, kind: job.kind, interrupt: this.interrupt });
+    // an earlier page's image, handed over (the page keeps no copy: the judge sends the image back)
+    const transfer = job.payload.stored ? [job.payload.stored.snapshot.buffer] : [];
+    this.port.postMessage({ ...job.payload, id: job.id, kind: job.kind, interrupt: this.interrupt }, transfer);
+  }
+
+  /** `job`, current, waits for the boot image (the judge's worker makes it), hearing how its loading
+   * goes; then it is sent, or fails as the making failed (the next job tries again). */
+  _waitForImage(job) {
+    const unlisten = this.judge.onProgress((p) => this.current === job && this._emit(p));
+    this.judge.make().then((failure) => {
+      unlisten();
+      if (this.current !== job) return; // stopped meanwhile
+      if (!failure) return this._send(job);
+      this.current = null;
+      if (failure.kind === "stale") this.stale = failure;
+      job.move("failed", { failure });
+      this._pump();
+    });
+  }
+
+  /** The boot image: made by this runtime's worker (the judge's, where no learner code runs,
+   * ever), from the image an earlier page kept if its digest is the one the page kept, else the
+   * long way. Resolves to null once `boot.image` is there, else to the failure (the next call
+   * tries again). */
+  make() {
+    if (this.boot.image) return Promise.resolve(null);
+    this.boot.making ??= (async () => {
+      const stored = await keptImage(this.config);
+      const job = this.submit(new Job("make", { stored }));
+      const outcome = await job.done;
+      this.boot.making = null;
+      if (outcome.state !== "done" || !job.image) return outcome.failure ?? stuck("ack");
+      this.boot.image = job.image.image;
+      performance.mark?.("rl-python:image");
+      if (job.image.made) {
+        this.boot.made++;
+        keepImage(this.config, this.boot.image); // for the next page: nobody waits for it
+      }
+      return null;
+    })();
+    return this.boot.making;
   }
 
   /** Arm the watchdogs of the state `job` is in (the job clears them when it moves). */
@@ -160,45 +232,87 @@ export class PythonRuntime {
     job.arm(name, ms, () => this._replace("failed", stuck(name)));
   }
 
+  /** A message on the worker's port: taken only where the page asked for it (the rules are at
+   * the top of this file); anything else is dropped. */
   _receive(msg) {
+    if (!isRecord(msg)) return;
     const job = this.current;
-    if (msg.type === "image") {
-      this.boot.image = msg.image;
-      if (msg.made) this.images++;
-      return;
-    }
     if (msg.type === "progress") {
-      if (job?.state === "queued") this._watch(job); // the download goes on
+      // loading, before any job's code runs: then nothing is fetched that the page shows
+      if (job && job.state !== "queued") return;
+      if (job) this._watch(job); // the download goes on
       if (msg.ready) this.loaded = true;
       return this._emit(msg);
     }
-    if (!job || msg.id !== job.id) return; // a late message of a job already over
+    if (!job || msg.id !== job.id) return; // a late message of a job already over, or of none
+    const queued = job.state === "queued"; // none of its code ran yet
     if (msg.type === "ack") {
+      if (!queued || !job.timers.has("ack")) return; // once, before the code: it rearms the watchdogs
       job.arm("ack", 0);
       this._watch(job);
+    } else if (msg.type === "image") {
+      // the make job's answer, once, from the judge's worker (it runs no learner code)
+      if (this.config.judge && job.kind === "make" && queued && !job.image) {
+        job.image = { image: msg.image, made: msg.made === true };
+      }
     } else if (msg.type === "started") {
+      if (!queued) return;
       this.loaded = true;
       if (job.move("running")) this._watch(job);
     } else if (msg.type === "output") {
-      job.emit({ type: "output", ...msg });
+      this._output(job, msg);
     } else if (msg.type === "ended") {
       // the code is over and the worker puts the interpreter back: nothing left to interrupt
-      if (job.move("finishing")) this._watch(job);
+      if ((job.state === "running" || job.state === "stopping") && job.move("finishing")) this._watch(job);
     } else if (msg.type === "event") {
-      if (job.state === "running") this._watchdog(job, "quiet", job.quietMs); // it is alive
+      if (job.kind !== "demo" || job.state !== "running") return; // the demo's, which runs no learner code
+      this._watchdog(job, "quiet", job.quietMs); // it is alive
       job.emit({ type: "event", data: msg.data });
     } else if (msg.type === "done") {
-      this.current = null;
-      if (job.state === "running" || job.state === "stopping") job.move("finishing");
-      const outcome = { ...msg.outcome, restart: msg.restart };
-      if (outcome.failure?.kind === "stale") this.stale = outcome.failure;
-      if (job.ending) job.move(job.ending, { ...outcome, interrupted: true });
-      else if (job.kind === "check" && !outcome.failure) this._judged(job, outcome);
-      else job.move(outcome.failure ? "failed" : "done", outcome);
-      if (msg.restart) this._terminate(msg.restart);
-      else if (LEARNER_CODE.has(job.kind) || this.stale) this._retire();
-      this._pump();
+      this._done(job, msg);
     }
+  }
+
+  /** Output of `job`: kept up to OUTPUT_CAP characters (what the worker sends at most); what
+   * comes past it is counted, and said as left out. */
+  _output(job, msg) {
+    const { output } = job;
+    if (msg.cut !== undefined) {
+      // the worker's count of what it left out (once the page drops, its own count is said instead)
+      if (Number.isSafeInteger(msg.cut) && msg.cut >= 0 && !output.dropped)
+        job.emit({ type: "output", cut: msg.cut, partial: msg.partial === true });
+      return;
+    }
+    if (typeof msg.text !== "string" || !msg.text) return;
+    const text = msg.text.slice(0, OUTPUT_CAP - output.kept);
+    output.kept += text.length;
+    if (text) job.emit({ type: "output", stream: msg.stream === "stderr" ? "stderr" : "stdout", text });
+    if (text.length < msg.text.length) {
+      output.dropped += msg.text.length - text.length;
+      job.emit({ type: "output", cut: output.dropped, partial: true }); // said if the job ends from here
+    }
+  }
+
+  /** `job`'s worker says it is over. */
+  _done(job, msg) {
+    const outcome = { ...(isRecord(msg.outcome) ? msg.outcome : { ok: false }) };
+    if (!isRecord(outcome.failure)) delete outcome.failure;
+    // a failure to load, or a worker of a later deploy, is known before the code runs; said after,
+    // it is the code's doing (it would fail every later job as "site updated")
+    if (BEFORE_CODE.has(outcome.failure?.kind) && job.state !== "queued") return;
+    const restart = typeof msg.restart === "string" && msg.restart ? msg.restart.slice(0, 200) : null;
+    outcome.restart = restart;
+    this.current = null;
+    if (job.state === "running" || job.state === "stopping") job.move("finishing");
+    if (job.output.dropped) job.emit({ type: "output", cut: job.output.dropped });
+    if (outcome.failure?.kind === "stale") this.stale = outcome.failure;
+    if (job.ending) job.move(job.ending, { ...outcome, interrupted: true });
+    else if (job.kind === "check" && !outcome.failure) this._judged(job, outcome);
+    else job.move(outcome.failure ? "failed" : "done", outcome);
+    const failedToMake = job.kind === "make" && outcome.failure;
+    if (restart) this._terminate(restart);
+    else if (LEARNER_CODE.has(job.kind) || this.stale || failedToMake) this._retire();
+    this._pump();
   }
 
   /** `job` was sent to a worker started before it that does not answer now: a fresh
@@ -215,10 +329,12 @@ export class PythonRuntime {
    * verdict job has its own). */
   _judged(job, outcome) {
     job.arm("quiet", 0);
+    performance.mark?.("rl-python:phase1");
     const { exercise, seed } = job.payload;
     const phase1 = outcome.result?.phase1 ?? null;
     const verdict = this.judge.submit(new Job("verdict", { exercise, seed, phase1 }, { limitMs: VERDICT_MS }));
     verdict.done.then((judged) => {
+      performance.mark?.("rl-python:verdict");
       if (judged.state === "done" && judged.ok !== false && judged.result) {
         job.move("done", { ...outcome, result: judged.result });
       } else {
@@ -283,6 +399,57 @@ export class PythonRuntime {
   }
 }
 
+// ---- the image across pages ------------------------------------------------------------------
+// Every lesson page would otherwise load the long way once. The snapshot is kept in Cache Storage
+// under a key made of the runtime's and the wheel's addresses (the wheel's carries its hash), in a
+// cache named for the site's path, which the service worker deletes with every deploy. Any worker
+// of the origin can write Cache Storage, so its SHA-256 and its handles are kept in localStorage,
+// which no worker can reach, under the same name; what is read back is handed to the judge only if
+// its digest is the one kept, and deleted otherwise (the judge then loads the long way).
+
+const storeKey = (indexURL, wheelUrl) =>
+  new URL(`boot-image?${new URLSearchParams({ runtime: indexURL, wheel: wheelUrl })}`, indexURL).href;
+
+async function sha256(buffer) {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", buffer));
+  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The image an earlier page kept ({snapshot, handles}) for this runtime and wheel, if its digest
+ * is the one kept with it; else null, and what was kept is deleted. */
+async function keptImage({ imageCache, indexURL, wheelUrl }) {
+  if (!imageCache) return null;
+  try {
+    const key = storeKey(indexURL, wheelUrl);
+    const cache = await caches.open(imageCache);
+    const hit = await cache.match(key);
+    if (!hit) return null;
+    const kept = JSON.parse(localStorage.getItem(imageCache) ?? "null");
+    const snapshot = await hit.arrayBuffer();
+    if (isRecord(kept) && kept.key === key && isRecord(kept.handles) && kept.digest === (await sha256(snapshot)))
+      return { snapshot: new Uint8Array(snapshot), handles: kept.handles };
+    await cache.delete(key); // not the page's: written by someone else, or damaged
+    localStorage.removeItem(imageCache);
+    return null;
+  } catch {
+    return null; // no Cache Storage (a private window), or an entry that cannot be read
+  }
+}
+
+/** Keep `image` (the judge's worker made it) for the next page: its digest first, then it. */
+async function keepImage({ imageCache, indexURL, wheelUrl }, image) {
+  if (!imageCache) return;
+  try {
+    const key = storeKey(indexURL, wheelUrl);
+    const digest = await sha256(await image.snapshot.arrayBuffer());
+    localStorage.setItem(imageCache, JSON.stringify({ key, digest, handles: image.handles }));
+    const headers = { "content-type": "application/octet-stream" };
+    await (await caches.open(imageCache)).put(key, new Response(image.snapshot, { headers }));
+  } catch {
+    /* storage full or refused: the next page loads the long way */
+  }
+}
+
 /** What a watchdog that fired says: the worker, the download or Python went silent. */
 function stuck(watchdog) {
   const message = {
@@ -305,7 +472,8 @@ export function runtime() {
     indexURL: new URL(cfg.pyodide, base).href,
     pyodideVersion: cfg.pyodideVersion,
     wheelUrl: new URL(cfg.wheel, base).href,
-    imageCache: `rl:${base.pathname}:boot-image`, // the service worker deletes it with every deploy
+    // the image's cache (the service worker deletes it with every deploy) and its digest's key
+    imageCache: `rl:${base.pathname}:boot-image`,
     numpyTimeoutMs: cfg.numpyTimeoutMs,
   });
   return shared;

@@ -14,6 +14,11 @@
 //   can load the rest offline (a figure's uPlot, the review scheduler). A version's files
 //   outlive the deploys after it (the last KEEP versions), so a page opened before a deploy goes
 //   on starting workers of its own version.
+// - Any worker of the origin can write these caches (a learner's code could, but for js/worker.js
+//   lockDown), so a hit is served only if it still matches the build's hash, checked at every hit
+//   (a SHA-256 of a few MB at most); one that does not is deleted and fetched again, so a damaged
+//   or planted entry heals at the next use. An older version's code has no hash here: it is served
+//   as its own service worker kept it.
 // - Everything else of this site (pages, CSS, search index): network first, the cached copy
 //   when the network fails, so a page is fresh whenever the network answers. That cache outlives
 //   deploys: a page visited before one is still there offline after it. What a page asks for
@@ -104,30 +109,35 @@ async function verified(url, response) {
   return HASHES[path] === hex;
 }
 
-/** The runtime: from the cache, which holds only files verified against the build's hashes.
- * A miss is fetched past the browser's HTTP cache (a host may keep an older deploy's file there
- * for minutes), verified, and only then cached; what fails to verify is served, never kept. */
-async function cacheFirst(request) {
-  const cache = await caches.open(RUNTIME_CACHE);
+/** `request` from `cache` if it is there and `trusted` (a check of the hit), else from the network
+ * past the browser's HTTP cache (a host may keep an older deploy's file there for minutes); a hit
+ * that is not trusted is deleted first. What comes is kept only if `keep` says so. */
+async function cachedFirst(cacheName, request, trusted, keep) {
+  const cache = await caches.open(cacheName);
   const hit = await cache.match(request);
-  if (hit) return hit;
+  if (hit && (await trusted(hit))) return hit;
+  if (hit) await cache.delete(request); // damaged, or written by someone else: fetched again
   const response = await fetch(request, { cache: "no-cache" });
-  if (response.ok && (await verified(request.url, response))) await cache.put(request, response.clone());
+  if (response.ok && (await keep(response))) await cache.put(request, response.clone());
   return response;
 }
 
+/** The runtime: from the cache, a hit only if it matches the build's hash; a miss is fetched,
+ * verified, and only then cached (what fails to verify is served, never kept). */
+function cacheFirst(request) {
+  const ours = (response) => verified(request.url, response);
+  return cachedFirst(RUNTIME_CACHE, request, ours, ours);
+}
+
 /** The code, by version: a version's file from the cache, else from the network; kept only when
- * it is this build's (its version, its hash). A page opened before a deploy finds its version's
- * files here; one this worker never kept comes from the network as the host has it now (js/worker.js
- * then tells the page it was updated). */
-async function codeFirst(request) {
-  const cache = await caches.open(CODE_CACHE);
-  const hit = await cache.match(request);
-  if (hit) return hit;
-  const response = await fetch(request, { cache: "no-cache" });
-  const ours = new URL(request.url).searchParams.get("v") === VERSION;
-  if (response.ok && ours && (await verified(request.url, response))) await cache.put(request, response.clone());
-  return response;
+ * it is this build's (its version, its hash), and a hit of this version served only if it still
+ * matches. A page opened before a deploy finds its version's files here; one this worker never
+ * kept comes from the network as the host has it now (js/worker.js then tells the page it was
+ * updated). */
+function codeFirst(request) {
+  const thisVersion = new URL(request.url).searchParams.get("v") === VERSION;
+  const ours = async (response) => thisVersion && (await verified(request.url, response));
+  return cachedFirst(CODE_CACHE, request, async (hit) => !thisVersion || (await ours(hit)), ours);
 }
 
 async function networkFirst(request) {

@@ -2,16 +2,23 @@
 //
 // Protocol (request/response with ids; js/python.js is the other side). The page's first
 // message, {type: "init", config}, carries a MessageChannel port; every other message travels
-// on that port, which only this module's closure holds: Python code can reach the worker's
-// global scope (`import js`), so a message it posts (a forged "done") never reaches the page.
+// on that port, which only this module's closure holds, and which it posts on with the native
+// postMessage it took before any other code ran: Python code can reach the worker's global scope
+// and its prototypes (`import js`), so a message it posts on the worker (a forged "done") never
+// reaches the page, and patching MessagePort.prototype never hands it the port. (Should it get it
+// anyway, the page drops what it did not ask for: js/python.js.)
 //
 //   page -> worker  {id, kind: "load"|"run"|"check"|"demo", ...payload, interrupt?}
 //                   (check: {exercise, code, parts, seed}, the seed a 32-bit unsigned integer;
 //                   its result is {phase1}, plain data for the judge)
-//   page -> judge   {id, kind: "verdict", exercise, seed, phase1}: a worker started with
-//                   config.judge, which runs no other kind of job (no learner code, ever)
+//   page -> judge   {id, kind: "make", stored}: load the long way, or from `stored` ({snapshot,
+//                   handles}, an earlier page's image, checked by the page), and send the image;
+//                   {id, kind: "verdict", exercise, seed, phase1}. The judge is a worker started
+//                   with config.judge, which runs no other kind of job (no learner code, ever)
 //   worker -> page  {id, type: "ack"}                          the job arrived (the worker is alive)
 //                   {type: "progress", stage, loaded, total}   what is being fetched
+//                   {id, type: "image", image, made}           the make job's boot image (js/boot.js
+//                                                               handOff; made: loaded the long way)
 //                   {id, type: "started"}                      Python is loaded, the job's code runs
 //                   {id, type: "output", stream, text}         batched stdout/stderr
 //                   {id, type: "output", cut, partial?}        that many characters were left out
@@ -21,9 +28,6 @@
 //                                                               nothing left to interrupt)
 //                   {id, type: "done", outcome, restart}       outcome: {ok, result?, failure?};
 //                                                               restart: why the interpreter is dead
-//                   {type: "image", image, made}               the boot image (js/boot.js), sent
-//                                                               once by a worker started without one
-//                                                               (made: loaded the long way, not kept)
 //
 // A failure's kind is "load" (part of the runtime could not be fetched or started; `what`
 // names it), "stale" (what came is of a later deploy than the page: worker.js, the wheel or
@@ -33,9 +37,14 @@
 // No job's code ever meets another job's state: the page gives every job that runs learner code
 // a worker of its own and ends it after (js/python.js), and each worker starts from the page's
 // boot image, a snapshot of an interpreter no learner code has touched (js/boot.js). The judge's
-// worker runs only the site's own code, so it serves every verdict.
+// worker made that image and runs only the site's own code, so it serves every verdict.
+//
+// Once its interpreter is up, a worker gives up what would let code reach the site's storage or
+// start other workers (`lockDown`): the site's own code needs none of it after the load, and a
+// learner's code may not have it (the page and the service worker check what they read anyway).
 
-import { fromImage, makeImage, parts, Stale, storedImage, storeImage } from "./boot.js";
+import { fromImage, handOff, LoadError, makeImage, parts, received, Stale } from "./boot.js";
+import { OUTPUT } from "./job.js";
 
 // the code version this file was published under (site_build/es_modules.py versioned writes it);
 // a page of another version (one opened before a deploy, its modules from then) cannot drive this
@@ -47,8 +56,13 @@ let config = null; // {version, indexURL, pyodideVersion, wheelUrl, imageCache, 
 let pyodide = null;
 let corePromise = null;
 let trusted = null; // the site's modules the jobs call: {runner, check, demo}
+let toSend = null; // the boot image this worker made or took, until its make job sends it: {image, made}
 
-const send = (msg) => port.postMessage(msg);
+// taken before any other code runs: what a learner's code later puts on the prototypes is not ours
+const apply = Reflect.apply;
+const post = MessagePort.prototype.postMessage;
+const dataOf = Object.getOwnPropertyDescriptor(MessageEvent.prototype, "data").get;
+const send = (msg, transfer = []) => apply(post, port, [msg, transfer]);
 
 // ---- fetching with progress ------------------------------------------------------------------
 // Pyodide fetches its files itself; wrapping fetch lets the page show which file is coming and
@@ -93,14 +107,8 @@ self.fetch = async (input, init) => {
 };
 
 // ---- loading ---------------------------------------------------------------------------------
-
-/** A failure to load part of the runtime: `what` names the file or package. */
-class LoadError extends Error {
-  constructor(what, message) {
-    super(message);
-    this.what = what;
-  }
-}
+// Which file a failure to load names: the one whose fetch failed, else the step that failed on what
+// came (a file that arrived but does not start: another deploy's, or damaged).
 
 /** Bytes of `url`, or a LoadError naming its file. */
 async function bytes(url) {
@@ -109,14 +117,26 @@ async function bytes(url) {
   return response.arrayBuffer();
 }
 
+/** `promise`, its failure a LoadError naming the file that failed to come, else `what` (the
+ * step's file, or "Python": its interpreter failed to start on what came). */
+async function step(what, promise) {
+  try {
+    return await promise;
+  } catch (err) {
+    if (err instanceof LoadError || err instanceof Stale) throw err;
+    throw new LoadError(lastFailedFetch ?? what, String(err?.message ?? err));
+  }
+}
+
 /** pyodide.asm.wasm, compiled as it arrives (where the server says it is wasm), else after. */
 async function compileMain() {
   const url = `${config.indexURL}pyodide.asm.wasm`;
   try {
     return await WebAssembly.compileStreaming(fetch(url));
   } catch (err) {
-    if (!(err instanceof TypeError)) throw err; // not a wasm MIME type: compile the bytes
-    return WebAssembly.compile(await bytes(url));
+    if (!(err instanceof TypeError)) throw new LoadError("pyodide.asm.wasm", String(err?.message ?? err));
+    const buffer = await bytes(url); // not served as wasm (or not at all: the fetch names it)
+    return step("pyodide.asm.wasm", WebAssembly.compile(buffer));
   }
 }
 
@@ -130,47 +150,50 @@ async function ourWheel(buffer) {
   return buffer;
 }
 
-/** The page's first worker: fetch and compile everything, start from the image an earlier page
- * kept or else load the long way, warm up and make it; send the page the boot image every later
- * worker starts from (js/boot.js). */
-async function make() {
+/** The judge's make job: fetch and compile everything, start from `stored` (an earlier page's
+ * image, which the page checked) or else load the long way, warm up and make the image every
+ * other worker starts from (js/boot.js). Resolves to {py, image, made}. */
+async function make(stored) {
   send({ type: "progress", stage: "pyodide.asm.wasm", loaded: 0, total: 0 });
-  const lock = JSON.parse(new TextDecoder().decode(await bytes(`${config.indexURL}pyodide-lock.json`)));
+  const lockFile = bytes(`${config.indexURL}pyodide-lock.json`);
+  const lock = await step(
+    "pyodide-lock.json",
+    lockFile.then((b) => JSON.parse(new TextDecoder().decode(b))),
+  );
   const numpy = lock.packages.numpy.file_name;
   const [main, ...wheels] = await Promise.all([
     compileMain(),
     withTimeout(bytes(`${config.indexURL}${numpy}`), config.numpyTimeoutMs, numpy),
     bytes(config.wheelUrl).then(ourWheel),
   ]);
-  const base = await parts(main, wheels);
-  const { indexURL, wheelUrl, imageCache } = config;
-  const kept = await storedImage(imageCache, indexURL, wheelUrl);
-  if (kept) {
-    const image = { ...base, ...kept };
+  const base = await step(numpy, parts(main, wheels));
+  if (stored) {
+    const image = { ...base, ...stored };
     try {
-      const py = await fromImage(config, image);
-      port.postMessage({ type: "image", image, made: false });
-      return py;
-    } catch {
-      await storeImage(imageCache, indexURL, wheelUrl, null); // not this build's, or damaged
+      return { py: await step("Python", fromImage(config, image)), image, made: false };
+    } catch (err) {
+      if (err instanceof Stale || lastFailedFetch) throw err; // not the image's fault
+      // not this build's after all, or damaged: made again (the page keeps the new one)
     }
   }
-  const { py, image } = await makeImage(config, base);
-  port.postMessage({ type: "image", image, made: true });
-  storeImage(imageCache, indexURL, wheelUrl, image); // for the next page: nobody waits for it
-  return py;
+  const { py, image } = await step("Python", makeImage(config, base));
+  return { py, image, made: true };
 }
 
-/** The interpreter: from the page's boot image when it has one, else made the long way. */
-function load() {
+/** The interpreter: from the page's boot image when it has one, else (the judge's make job, with
+ * an earlier page's image or none) made here. */
+function load(stored = null) {
   corePromise ??= (async () => {
     lastFailedFetch = null;
-    try {
-      if (config.version !== VERSION) throw new Stale(`worker.js is ${VERSION}, the page ${config.version}`);
-      pyodide = config.image ? await fromImage(config, config.image) : await make();
-    } catch (err) {
-      if (err instanceof LoadError || err instanceof Stale) throw err;
-      throw new LoadError(lastFailedFetch ?? "pyodide.mjs", String(err?.message ?? err));
+    if (config.version !== VERSION) throw new Stale(`worker.js is ${VERSION}, the page ${config.version}`);
+    if (config.image) {
+      pyodide = await step(
+        "Python",
+        received(config.image).then((image) => fromImage(config, image)),
+      );
+    } else {
+      toSend = await step("Python", make(stored));
+      pyodide = toSend.py;
     }
     config.image = null; // the page keeps it; this worker needs it no more
     trusted = {
@@ -178,6 +201,7 @@ function load() {
       check: pyodide.pyimport("browser_runtime.check"),
       demo: pyodide.pyimport("rl_ops_numpy.demo"),
     };
+    lockDown();
     send({ type: "progress", ready: true });
     return pyodide;
   })();
@@ -185,6 +209,27 @@ function load() {
     corePromise = null; // the next job tries again (the network may be back)
   });
   return corePromise;
+}
+
+/** Give up, for good, what would let code reach the site's storage (Cache Storage, IndexedDB, the
+ * origin's file system), other contexts (workers, broadcast channels) or the fetch wrapper's
+ * progress messages: from the worker's global scope and from the prototypes that hold them. */
+function lockDown() {
+  self.fetch = rawFetch;
+  const gone = (object, name) => {
+    for (let o = object; o; o = Object.getPrototypeOf(o)) {
+      if (Object.hasOwn(o, name)) delete o[name];
+    }
+  };
+  for (const name of ["caches", "indexedDB", "Worker", "SharedWorker", "BroadcastChannel"]) gone(self, name);
+  gone(self.navigator, "storage");
+  gone(self.navigator, "serviceWorker");
+  const methods = { CacheStorage: ["open", "match", "has", "delete", "keys"], IDBFactory: ["open", "deleteDatabase"] };
+  for (const [name, names] of Object.entries(methods)) {
+    const proto = self[name]?.prototype;
+    for (const method of names) if (proto) delete proto[method];
+  }
+  for (const name of ["CacheStorage", "Cache", "IDBFactory", "StorageManager", "FileSystemHandle"]) gone(self, name);
 }
 
 function withTimeout(promise, ms, what) {
@@ -197,8 +242,8 @@ function withTimeout(promise, ms, what) {
 
 // ---- output: batched, and capped per job ---------------------------------------------------
 
-const HEAD = 20_000; // characters sent as they come (a few hundred lines: more is never read)
-const TAIL = 5_000; // characters kept from the end once the head is full
+const HEAD = OUTPUT.head; // characters sent as they come (a few hundred lines: more is never read)
+const TAIL = OUTPUT.tail; // characters kept from the end once the head is full
 const FLUSH_MS = 100;
 // writes sent as they come in each FLUSH_MS: a print right before code that blocks the worker
 // (time.sleep, a loop ended by its time limit) is on the page already; a flood is batched
@@ -301,14 +346,21 @@ const dict = { dict_converter: Object.fromEntries };
 /** A Check's seed: a 32-bit unsigned integer (js/runtime.js draws it), else 0. */
 const seedOf = (msg) => (Number.isInteger(msg.seed) && msg.seed >= 0 && msg.seed < 2 ** 32 ? msg.seed : 0);
 
-// a judge worker (config.judge) computes verdicts and nothing else; any other worker never does
-const KINDS = { judge: ["load", "verdict"], learner: ["load", "run", "check", "demo"] };
+// a judge worker (config.judge) makes the boot image and computes verdicts, nothing else; any
+// other worker never does
+const KINDS = { judge: ["make", "verdict"], learner: ["load", "run", "check", "demo"] };
 
 async function execute(msg, output) {
   const { id, kind } = msg;
   if (!KINDS[config.judge ? "judge" : "learner"].includes(kind)) throw new Error(`no ${kind} jobs in this worker`);
-  const py = await load();
+  const py = await load(kind === "make" ? (msg.stored ?? null) : null);
   if (kind === "load") return { ok: true };
+  if (kind === "make") {
+    if (!toSend) throw new Error("this worker was started from an image: it has none to send");
+    send({ id, type: "image", image: handOff(toSend.image), made: toSend.made });
+    toSend = null; // sent once
+    return { ok: true };
+  }
   if (kind === "run" || kind === "check") {
     const error = syntaxError(py, msg.code, msg.parts);
     if (error && kind === "run") {
@@ -419,7 +471,7 @@ self.addEventListener("message", (event) => {
   [port] = event.ports;
   if (config.image) load().catch(() => {}); // a spare: ready before its job arrives (a failure shows then)
   port.onmessage = (e) => {
-    const msg = e.data;
+    const msg = apply(dataOf, e, []);
     send({ id: msg.id, type: "ack" });
     queue = queue.then(() => handle(msg));
   };

@@ -234,14 +234,18 @@ def test_every_run_is_in_a_fresh_interpreter_in_a_fresh_worker(page):
     assert cell(page, A).locator("input[data-blank]").first.is_visible()
 
 
-def test_each_interpreter_seeds_random_and_numpy_anew_as_a_new_process_would(page):
+def test_each_interpreter_seeds_random_numpy_and_torch_anew_as_a_new_process_would(page):
     """Every interpreter starts from one boot image, a snapshot of one interpreter's memory; its
-    generators are seeded afresh (js/boot.js fromImage), so two runs do not draw the same
-    numbers, as two Python processes would not."""
-    code = "import random, numpy\nprint(random.random(), numpy.random.random())\n"
-    first, second = run(page, A, code), run(page, A, code)
-    assert first.split()[0] != second.split()[0], (first, second)
-    assert first.split()[1] != second.split()[1], (first, second)
+    generators (Python's, numpy's global one, the torch layer's) are seeded afresh (js/boot.js
+    fromImage), so two runs do not draw the same numbers, as two Python processes would not; and
+    torch.manual_seed still makes a run's draws reproducible."""
+    code = ("import random, numpy, torch\nprint(random.random(), numpy.random.random())\n"
+            "print(torch.randn(2))\ntorch.manual_seed(0)\nprint(torch.randn(2))\n")
+    first, second = (run(page, A, code).splitlines() for _ in range(2))
+    assert first[0].split()[0] != second[0].split()[0], (first, second)
+    assert first[0].split()[1] != second[0].split()[1], (first, second)
+    assert first[1] != second[1], (first, second)  # unseeded torch.randn(2)
+    assert first[2] == second[2], (first, second)  # after torch.manual_seed(0)
 
 
 # ---- 3. background tasks end with their job ----------------------------------------------------
@@ -559,8 +563,9 @@ def test_an_error_a_learners_js_callback_raises_never_reaches_the_page_as_the_wo
 
 
 def test_the_first_run_of_a_page_reaches_the_workers_own_globals(fresh):
-    """The first run is in the interpreter that made the boot image, whose `js` was the proxy a
-    snapshot needs; native methods called through it threw "Illegal invocation"."""
+    """The first run was once in the interpreter that made the boot image, whose `js` was the
+    proxy a snapshot needs; native methods called through it threw "Illegal invocation". Every run
+    now starts from the image, in a worker of its own, as the first does."""
     code = ("import js\nprint(js.performance.now() > 0, js.Math.max(1, 2))\n"
             "js.setTimeout(print, 1)\n")
     assert run(fresh, A, code).strip() == "True 2"
@@ -570,3 +575,215 @@ def test_python_loads_the_long_way_once_per_page(fresh):
     for _ in range(3):
         run(fresh, A, "print('again')\n")
     assert long_loads(fresh) == 1
+
+
+# ---- 9. what a run could leave in the site's storage, or say on the worker's port (issue 35) ----
+# The probe's attacks: a run writes Cache Storage (the boot image, the code, the runtime) or
+# IndexedDB, or captures the worker's MessagePort and posts messages the page trusts. Each test
+# plays the attack from a Run, and where the attack needs more than a Run may have (Cache Storage:
+# a learner's worker has none since issue 35), from the page itself: what the site reads back
+# must be checked anyway.
+
+
+def _addresses(page) -> dict:
+    """What the page's runtime uses: the runtime's and the wheel's addresses, its caches' names
+    and its modules' URLs (as js/sw.js and js/python.js name them)."""
+    return page.evaluate("""() => {
+        const cfg = JSON.parse(document.getElementById('rl-config').textContent);
+        const base = new URL(cfg.base, location.href);
+        const src = document.querySelector('script[src*="runner.js"]').src;
+        const ours = `rl:${base.pathname}:`;
+        return {
+            indexURL: new URL(cfg.pyodide, base).href, wheelUrl: new URL(cfg.wheel, base).href,
+            imageCache: ours + 'boot-image', codeCache: ours + 'code',
+            runtimeCache: ours + 'runtime-', bootURL: src.replace('runner.js', 'boot.js'),
+            workerURL: src.replace('runner.js', 'worker.js'),
+            fflateURL: new URL('assets/fflate/browser.js', base).href,
+        };
+    }""")
+
+
+# A boot image of an interpreter whose checker passes everything, made as js/boot.js makes the real
+# one (a second Pyodide, from the site's own files, its wheel's check.py patched), and stored where
+# the page keeps its image across pages: what a learner's code with Cache Storage could do.
+PLANT_IMAGE = """async (a) => {
+    const boot = await import(a.bootURL);
+    const { unzipSync, zipSync } = await import(a.fflateURL);
+    const get = async (url) => new Uint8Array(await (await fetch(url)).arrayBuffer());
+    const lock = JSON.parse(new TextDecoder().decode(await get(a.indexURL + 'pyodide-lock.json')));
+    const numpy = await get(a.indexURL + lock.packages.numpy.file_name);
+    const files = unzipSync(await get(a.wheelUrl));
+    const check = 'browser_runtime/check.py';
+    files[check] = new TextEncoder().encode(new TextDecoder().decode(files[check])
+        + '\\n_differs = lambda *a, **k: None\\n');
+    const wheel = zipSync(files);
+    const main = await WebAssembly.compile(await get(a.indexURL + 'pyodide.asm.wasm'));
+    const { version } = await import(a.indexURL + 'pyodide.mjs');
+    const parts = await boot.parts(main, [numpy.buffer, wheel.buffer]);
+    const runtime = { indexURL: a.indexURL, pyodideVersion: version };
+    const { image } = await boot.makeImage(runtime, parts);
+    const search = new URLSearchParams({ runtime: a.indexURL, wheel: a.wheelUrl });
+    const key = new URL(`boot-image?${search}`, a.indexURL).href;
+    const headers = { 'content-type': 'application/octet-stream',
+                      'x-handles': JSON.stringify(image.handles) };
+    await (await caches.open(a.imageCache)).put(key, new Response(image.snapshot, { headers }));
+    return image.snapshot.length;
+}"""
+
+# worker.js with a first statement that makes every verdict a pass, kept where the service worker
+# keeps the code of the page's version
+PLANT_WORKER = """async (a) => {
+    const forged = `{ const post = MessagePort.prototype.postMessage;
+        MessagePort.prototype.postMessage = function (m, t) {
+            const r = m && m.outcome && m.outcome.result;
+            if (r && typeof r.total === 'number')
+                Object.assign(r, { passed: r.total, failures: [], error: null });
+            return post.call(this, m, t);
+        }; }\\n` + await (await fetch(a.workerURL)).text();
+    const headers = { 'content-type': 'text/javascript' };
+    await (await caches.open(a.codeCache)).put(a.workerURL, new Response(forged, { headers }));
+    return forged.length;
+}"""
+
+# what a run posts through the worker's port, once it has captured it: the port is `this` of the
+# worker's next postMessage (the probe patched MessagePort.prototype.postMessage, from `import js`)
+CAPTURE = """{ const post = MessagePort.prototype.postMessage;
+    let captured = false;
+    MessagePort.prototype.postMessage = function (m, t) {
+        if (!captured && m && m.id !== undefined) { captured = true; (%s)(this, m.id, post); }
+        return post.call(this, m, t);
+    }; }"""
+
+
+def attack_run(attack: str, args: dict) -> str:
+    """A Run's code that starts `attack(args)` in its worker's JS and holds the worker's `done`
+    until the attack is over (the page would end the worker at once): the port's postMessage,
+    patched, is how the probe kept its worker alive."""
+    hold = ("const post = MessagePort.prototype.postMessage;\n"
+            "MessagePort.prototype.postMessage = function (m, t) {\n"
+            "  if (!(m && m.type === 'done')) return post.call(this, m, t);\n"
+            "  self.__attack.catch(() => null).finally(() => post.call(this, m, t));\n};")
+    start = f"self.__attack = ({attack})({json.dumps(args)})"
+    return f"import js\njs.eval({hold!r})\njs.eval({start!r})\nprint('attack started')\n"
+
+
+def _controlled(page) -> None:
+    wait_until(page, "navigator.serviceWorker.controller !== null", timeout=120_000,
+               what="the service worker in control of the page")
+
+
+@pytest.fixture
+def with_sw(chromium, site_url):
+    """A page of its own with the site's service worker in control (the caches it keeps)."""
+    page = new_page(chromium, f"{site_url}/en/ppo/", service_workers="allow")
+    _controlled(page)
+    yield page
+    assert not page.errors and not page.foreign, (page.errors, page.foreign)
+    page.context.close()
+
+
+def test_a_run_that_stores_a_boot_image_of_a_passing_checker_passes_nothing_after_a_reload(fresh):
+    """The probe's attack from a Run: a boot image whose checker passes everything, stored under
+    the key the page reads its image from. A learner's worker has no Cache Storage, and the page
+    would not take an image it did not make anyway."""
+    run(fresh, A, attack_run(PLANT_IMAGE, _addresses(fresh)))
+    fresh.reload()
+    passed, total = answer_check(fresh)
+    assert passed < total
+    assert run(fresh, A, "print('alive')\n").strip() == "alive"
+
+
+def test_a_boot_image_the_page_did_not_make_is_deleted_and_made_again(fresh):
+    """The same image stored by the page's own code (as a learner's worker with Cache Storage
+    could): the page checks what it reads against the digest it kept where no worker can write,
+    deletes it, and loads the long way."""
+    args = _addresses(fresh)
+    assert fresh.evaluate(f"({PLANT_IMAGE})({json.dumps(args)})") > 0
+    fresh.reload()
+    passed, total = answer_check(fresh)
+    assert passed < total
+    assert long_loads(fresh) == 1
+
+
+def test_a_worker_js_a_run_writes_into_the_code_cache_is_not_served(with_sw):
+    """The probe's attack: a rewritten worker.js (every verdict a pass) in the service worker's
+    code cache, written by a Run, served after a reload. A learner's worker has no Cache Storage,
+    and the service worker checks every hit against the build's hashes anyway."""
+    args = _addresses(with_sw)
+    run(with_sw, A, attack_run(PLANT_WORKER, args))
+    with_sw.reload()
+    passed, total = answer_check(with_sw)
+    assert passed < total
+
+
+def test_a_code_or_runtime_entry_not_as_the_build_wrote_it_is_refetched(with_sw):
+    """A rewritten worker.js and a damaged pyodide.asm.js planted in the service worker's
+    caches by the page's own code (Cache Storage's reach): each hit is checked, the entry is
+    deleted and fetched again, so a wrong answer still fails and the next Run works."""
+    args = _addresses(with_sw)
+    assert run(with_sw, A, "print('cached')\n").strip() == "cached"  # the runtime is in its cache
+    assert with_sw.evaluate(f"({PLANT_WORKER})({json.dumps(args)})") > 0
+    asm = args["indexURL"] + "pyodide.asm.js"
+    with_sw.evaluate("""async ([prefix, url]) => {
+        const name = (await caches.keys()).find((n) => n.startsWith(prefix));
+        await (await caches.open(name)).put(url, new Response("not javascript ("));
+    }""", [args["runtimeCache"], asm])
+    with_sw.reload()
+    passed, total = answer_check(with_sw)
+    assert passed < total
+    assert run(with_sw, A, "print('alive')\n").strip() == "alive"
+    healed = with_sw.evaluate("""async ([prefix, url]) => {
+        const name = (await caches.keys()).find((n) => n.startsWith(prefix));
+        const hit = await (await caches.open(name)).match(url);
+        return hit ? (await hit.arrayBuffer()).byteLength : 0;
+    }""", [args["runtimeCache"], asm])
+    assert healed > 1000
+
+
+def test_a_damaged_runtime_entry_offline_names_its_file_and_heals_online(with_sw):
+    """The probe's torn write: offline, a damaged runtime file cannot be fetched again, and the
+    failure names it (it named pyodide.mjs); back online, the next Run heals it, as it says."""
+    args = _addresses(with_sw)
+    assert run(with_sw, A, "print('cached')\n").strip() == "cached"
+    with_sw.evaluate("""async ([prefix, url]) => {
+        const name = (await caches.keys()).find((n) => n.startsWith(prefix));
+        await (await caches.open(name)).put(url, new Response("not javascript ("));
+    }""", [args["runtimeCache"], args["indexURL"] + "pyodide.asm.js"])
+    with_sw.context.set_offline(True)
+    with_sw.reload()
+    out = run(with_sw, A, "print('hello')\n")
+    assert "Could not load pyodide.asm.js" in out, out
+    with_sw.context.set_offline(False)
+    assert run(with_sw, A, "print('hello')\n").strip() == "hello"
+
+
+def test_a_run_can_reach_neither_cache_storage_nor_indexeddb_nor_start_a_worker(page):
+    """Defence in depth: what would let a learner's code write the site's storage is gone from
+    its worker before the code runs (the checks above hold without it)."""
+    out = run(page, A, "import js\n"
+              "for what in ('caches.open(\"x\")', 'indexedDB.open(\"x\")',\n"
+              "             'new Worker(\"x.js\")', 'navigator.storage.getDirectory()'):\n"
+              "    try:\n        js.eval(what)\n        print(what, 'reached')\n"
+              "    except Exception as err:\n        print(what, 'refused')\n")
+    assert out.count("refused") == 4, out
+
+
+def test_a_forged_stale_done_on_a_captured_port_does_not_end_the_pages_python(page):
+    """The probe's forged `done` (failure "stale": every later job said "site updated"): posted
+    through the port the run captured, after its code started."""
+    forge = ("(port, id, post) => post.call(port, {id, type: 'done',"
+             " outcome: {ok: false, failure: {kind: 'stale', message: 'forged'}}})")
+    run(page, A, f"import js\njs.eval({CAPTURE % forge!r})\nprint('forging')\n")
+    assert run(page, A, "print('alive')\n").strip() == "alive"
+    assert run(page, B, "print('B alive')\n").strip() == "B alive"
+
+
+def test_an_output_flood_on_a_captured_port_is_capped_by_the_page(page):
+    """The probe's flood, past the worker's own cap: 5 MB of output posted on the captured port.
+    The page keeps at most what the worker would send."""
+    flood = ("(port, id, post) => { const text = 'x'.repeat(999) + '\\n';"
+             " for (let i = 0; i < 5000; i++)"
+             " post.call(port, {id, type: 'output', stream: 'stdout', text}); }")
+    out = run(page, A, f"import js\njs.eval({CAPTURE % flood!r})\nprint('flooding')\n")
+    assert len(out) < 30_000, len(out)
+    assert run(page, A, "print('alive')\n").strip() == "alive"

@@ -1,7 +1,8 @@
 // The job layer of js/python.js under Node's test runner, with a scripted stand-in for the worker:
 // every move of JOB_STATES, and every way a job ends (done, failed, stopped before and while it
 // runs, timed out, a silent worker, an interrupt that does not land, a restart the worker asks for),
-// and the workers' lives: one per job that runs learner code, later ones from the boot image.
+// the workers' lives (the judge's makes the boot image; one per job that runs learner code, each
+// from the image), the image kept across pages, and what the page drops of what a worker says.
 // Run: node --test tests/js/   (tests/test_js.py runs it as part of `make test`)
 
 import assert from "node:assert/strict";
@@ -43,7 +44,7 @@ globalThis.Worker = FakeWorker;
 globalThis.self = globalThis;
 
 const { INTERRUPT_GRACE_MS, PythonRuntime, SIGNAL_AGAIN_MS } = await import("../../js/python.js");
-const { JOB_STATES, Job } = await import("../../js/job.js");
+const { JOB_STATES, Job, OUTPUT } = await import("../../js/job.js");
 
 /** A Run job of `code` given to `rt` (js/runtime.js's start() does the same in a page). */
 function run(rt, code, limits = {}) {
@@ -66,10 +67,43 @@ async function ended(job, state, fields = {}) {
 
 const runtimes = [];
 
-function runtime({ isolated = false } = {}) {
+function runtime({ isolated = false, imageCache = undefined } = {}) {
   globalThis.crossOriginIsolated = isolated;
-  const rt = new PythonRuntime({ indexURL: "http://x/", wheelUrl: "http://x/w.whl" });
+  const rt = new PythonRuntime({ indexURL: "http://x/", wheelUrl: "http://x/w.whl", imageCache });
   runtimes.push(rt);
+  return rt;
+}
+
+// what the judge's worker sends as its make job's answer (js/boot.js handOff makes the real one)
+const IMAGE = { snapshot: new Blob([new Uint8Array([1, 2, 3, 4])]), handles: { 1: "lib.so" } };
+
+const taken = new Set(); // the make jobs makeJob() has handed out
+
+/** The judge's worker once a make job not handed out yet has arrived, and that job. */
+async function makeJob() {
+  const fresh = (w) => w.config.judge && w.jobs.some((j) => j.kind === "make" && !taken.has(j));
+  await settle(() => workers.some(fresh));
+  const maker = workers.find(fresh);
+  const msg = maker.jobs.find((j) => j.kind === "make" && !taken.has(j));
+  taken.add(msg);
+  return { maker, msg };
+}
+
+/** Answer the next make job as js/worker.js would: ack, the image, done. Returns its worker. */
+async function answerMake({ made = true, job = null } = {}) {
+  const { maker, msg } = job ?? (await makeJob());
+  maker.send({ id: msg.id, type: "ack" });
+  maker.send({ id: msg.id, type: "image", image: IMAGE, made });
+  maker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+  return maker;
+}
+
+/** A runtime whose boot image is there (its judge's worker made it), no job run yet. */
+async function ready({ isolated = false } = {}) {
+  const rt = runtime({ isolated });
+  const making = rt.judge.make();
+  await answerMake();
+  assert.equal(await making, null);
   return rt;
 }
 
@@ -85,26 +119,23 @@ async function sent() {
   return { worker, msg: worker.jobs.at(-1) };
 }
 
-/** A Run job of `code` on a new runtime, once its worker has it: `msg` is what the worker got. */
+/** A Run job of `code` on a new runtime with its boot image, once the job's worker has it: `msg`
+ * is what the worker got. */
 async function submitted(code, { isolated = false, limits = {} } = {}) {
-  const rt = runtime({ isolated });
+  const rt = await ready({ isolated });
   const job = run(rt, code, limits);
   const { worker, msg } = await sent();
   return { rt, job, worker, msg };
 }
 
-// what a first worker sends once it has loaded the long way (js/boot.js makes the real one)
-const IMAGE = { snapshot: new Uint8Array(4) };
-
-/** A runtime whose first worker made the boot image and ran a job: its spare, started from the
+/** A runtime whose first job ran in a worker from the boot image: its spare, started from the
  * image ahead of the next job, is `spare`. */
 async function withSpare() {
   const { rt, job, worker, msg } = await submitted("1");
-  worker.send({ type: "image", image: IMAGE, made: true });
   worker.send({ id: msg.id, type: "ack" });
   worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
   await ended(job, "done");
-  await settle(() => workers.length === 2);
+  await settle(() => workers.length === 3); // the judge's, the job's, the spare
   return { rt, worker, spare: workers.at(-1) };
 }
 
@@ -183,7 +214,7 @@ describe("Job.move", () => {
 
 describe("PythonRuntime", () => {
   test("queued -> running -> done: ack, started, output, done; the next job follows", async () => {
-    const rt = runtime();
+    const rt = await ready();
     const out = [];
     const first = run(rt, "print(1)");
     first.on((e) => e.type === "output" && out.push(e.text));
@@ -211,44 +242,79 @@ describe("PythonRuntime", () => {
     assert.equal(rt.workers, 2);
   });
 
-  test("the first worker's boot image starts every later worker, the judge's too, and a spare", async () => {
-    const { rt, worker, spare } = await withSpare();
-    assert.equal(worker.config.image, null); // the first loads the long way
-    assert.equal(rt.images, 1);
-    assert.deepEqual(spare.config.image, IMAGE); // started ahead of any job
-    assert.equal(spare.jobs.length, 0);
-    const job = run(rt, "2");
-    const { worker: ran } = await sent();
-    assert.equal(ran, spare); // the next job finds it ready
-    ran.send({ id: ran.jobs[0].id, type: "done", outcome: { ok: true } });
+  test("the judge's worker makes the boot image and runs no job; every job's worker starts from the image", async () => {
+    const rt = runtime();
+    const job = run(rt, "1");
+    const { maker, msg } = await makeJob();
+    assert.equal(maker.config.judge, true);
+    assert.equal(maker.config.image, null); // it loads the long way
+    assert.equal(msg.stored, null); // no earlier page's image (no Cache Storage here)
+    assert.equal(workers.length, 1); // the job waits for the image: no worker of its own yet
+    assert.equal(job.state, "queued");
+    await answerMake({ job: { maker, msg } });
+    const { worker, msg: sentJob } = await sent();
+    assert.notEqual(worker, maker); // no job runs where the image was made
+    assert.deepEqual(worker.config.image, IMAGE);
+    assert.equal(sentJob.code, "1");
+    worker.send({ id: sentJob.id, type: "done", outcome: { ok: true } });
     await ended(job, "done");
-    rt.submit(new Job("check", { exercise: "ppo/compute_gae", code: "", parts: [], seed: 1 }));
-    await settle(() => workers.some((w) => w.config.judge));
-    assert.deepEqual(workers.find((w) => w.config.judge).config.image, IMAGE);
+    await settle(() => workers.length === 3);
+    const spare = workers.at(-1); // started ahead of any job, from the image
+    assert.deepEqual(spare.config.image, IMAGE);
+    assert.equal(spare.jobs.length, 0);
+    assert.equal(rt.images, 1);
+    assert.deepEqual(
+      maker.jobs.map((j) => j.kind),
+      ["make"],
+    );
+    assert.equal(maker.terminated, false); // it stays, as the judge
+  });
+
+  test("a failed make fails the job that waited for it, and the next job makes the image again", async () => {
+    const rt = runtime();
+    const first = run(rt, "1");
+    const { maker, msg } = await makeJob();
+    const failure = { kind: "load", what: "numpy.whl", message: "offline" };
+    maker.send({ id: msg.id, type: "done", outcome: { ok: false, failure } });
+    assert.deepEqual((await ended(first, "failed")).failure, failure);
+    assert.equal(maker.terminated, true);
+    const second = run(rt, "2");
+    const again = await answerMake();
+    assert.notEqual(again, maker);
+    const { worker, msg: sentJob } = await sent();
+    worker.send({ id: sentJob.id, type: "done", outcome: { ok: true } });
+    await ended(second, "done");
+  });
+
+  test("a make job whose worker never answers fails the waiting job as a worker that does not answer", async () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const rt = runtime();
+    const job = run(rt, "1");
+    await makeJob();
+    mock.timers.tick(5000);
+    assert.match((await ended(job, "failed")).failure.message, /does not answer/);
   });
 
   test("check sends the exercise id with the code", async () => {
-    const rt = runtime();
+    const rt = await ready();
     rt.submit(new Job("check", { exercise: "ppo/compute_gae", code: "def f(): pass", parts: [] }));
     const { msg } = await sent();
     assert.equal(msg.kind, "check");
     assert.equal(msg.exercise, "ppo/compute_gae");
   });
 
-  test("Check's verdict is the judge's: a worker started as judge gets phase 1 as data", async () => {
+  test("Check's verdict is the judge's: the worker that made the image gets phase 1 as data", async () => {
     const rt = runtime();
     const payload = { exercise: "ppo/compute_gae", code: "def f(): pass", parts: [], seed: 7 };
     const job = rt.submit(new Job("check", payload));
+    const judgeWorker = await answerMake({ made: false }); // an earlier page's, kept
     const { worker, msg } = await sent();
-    assert.equal(workers.length, 1); // no image yet: the judge waits for it, not loading twice
-    worker.send({ type: "image", image: IMAGE, made: false }); // an earlier page's, kept
     worker.send({ id: msg.id, type: "ack" });
     worker.send({ id: msg.id, type: "started" });
     const phase1 = { outputs: [{ shape: [1], data: [0.5] }], error: null, shrunk: null };
     // what the learner's worker says besides phase 1 (a forged verdict) is not the verdict
     worker.send({ id: msg.id, type: "done", outcome: { ok: true, result: { phase1, passed: 36, total: 36 } } });
-    await settle(() => workers.some((w) => w.config.judge && w.jobs.length));
-    const judgeWorker = workers.find((w) => w.config.judge);
+    await settle(() => judgeWorker.jobs.some((j) => j.kind === "verdict"));
     assert.equal(worker.config.judge, undefined);
     assert.equal(job.state, "finishing"); // the code is over; the verdict is not in yet
     assert.equal(rt.images, 0); // no long load: the image was kept from an earlier page
@@ -269,12 +335,12 @@ describe("PythonRuntime", () => {
   });
 
   test("a judge that fails fails the Check: no verdict is made up", async () => {
-    const rt = runtime();
+    const rt = await ready();
     const job = rt.submit(new Job("check", { exercise: "ppo/compute_gae", code: "", parts: [], seed: 1 }));
     const { worker, msg } = await sent();
     worker.send({ id: msg.id, type: "done", outcome: { ok: true, result: { phase1: null } } });
-    await settle(() => workers.some((w) => w.config.judge && w.jobs.length));
     const judgeWorker = workers.find((w) => w.config.judge);
+    await settle(() => judgeWorker.jobs.some((j) => j.kind === "verdict"));
     const verdict = judgeWorker.jobs.find((j) => j.kind === "verdict");
     judgeWorker.send({
       id: verdict.id,
@@ -314,7 +380,7 @@ describe("PythonRuntime", () => {
   });
 
   test("queued -> stopped: a job stopped before it is sent never reaches the worker", async () => {
-    const rt = runtime();
+    const rt = await ready();
     const first = run(rt, "1");
     const second = run(rt, "2");
     rt.stop(second);
@@ -408,7 +474,7 @@ describe("PythonRuntime", () => {
 
   test("queued -> failed: a worker that never acknowledges is replaced", async () => {
     mock.timers.enable({ apis: ["setTimeout"] });
-    const rt = runtime();
+    const rt = await ready();
     const job = run(rt, "1");
     await sent();
     mock.timers.tick(5000);
@@ -505,15 +571,248 @@ describe("PythonRuntime", () => {
   });
 
   test("a restart the worker asks for ends it after the job", async () => {
-    const rt = runtime();
+    const rt = await ready();
     const resets = [];
     rt.onProgress((p) => p.reset && resets.push(p.reason));
     const job = run(rt, "sys.stdout.close()");
     const { worker, msg } = await sent();
-    worker.send({ id: msg.id, type: "done", outcome: { ok: true }, restart: ["a standard stream was closed"] });
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true }, restart: "a standard stream was closed" });
     await ended(job, "done");
     assert.equal(worker.terminated, true);
-    assert.deepEqual(resets, [["a standard stream was closed"]]);
+    assert.deepEqual(resets, ["a standard stream was closed"]);
+  });
+});
+
+// ---- what the page takes from a worker ----------------------------------------------------------
+// A learner's code that got hold of its worker's port (issue 35: MessagePort.prototype.postMessage
+// patched through `import js`) could post anything on it, once its code runs: the page takes only
+// what it asked for, when it could be asked for.
+
+/** A Run job whose code has started in its worker (acknowledged, `started`). */
+async function started(code = "1", limits = {}) {
+  const { rt, job, worker, msg } = await submitted(code, { limits });
+  worker.send({ id: msg.id, type: "ack" });
+  worker.send({ type: "progress", ready: true });
+  worker.send({ id: msg.id, type: "started" });
+  await settle();
+  assert.equal(job.state, "running");
+  return { rt, job, worker, msg };
+}
+
+describe("What the page drops of what a worker says", () => {
+  test("an image from a worker that runs jobs is dropped: the judge's make job alone sends it", async () => {
+    const { rt, job, worker, msg } = await started();
+    const forged = { snapshot: new Blob([new Uint8Array(9)]), handles: {} };
+    worker.send({ id: msg.id, type: "image", image: forged, made: true });
+    worker.send({ type: "image", image: forged, made: true });
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    await ended(job, "done");
+    assert.equal((await rt.boot.image.snapshot.arrayBuffer()).byteLength, 4);
+    assert.equal(rt.images, 1);
+    await settle(() => workers.length === 3);
+    assert.deepEqual(workers.at(-1).config.image, IMAGE); // the spare starts from the page's image
+  });
+
+  test("a second image, or one after the make job, is dropped", async () => {
+    const rt = runtime();
+    const making = rt.judge.make();
+    const { maker, msg } = await makeJob();
+    const other = { snapshot: new Blob([new Uint8Array(9)]), handles: {} };
+    maker.send({ id: msg.id, type: "ack" });
+    maker.send({ id: msg.id, type: "image", image: IMAGE, made: true });
+    maker.send({ id: msg.id, type: "image", image: other, made: true }); // a second one
+    maker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    assert.equal(await making, null);
+    maker.send({ id: msg.id, type: "image", image: other, made: true }); // after its job
+    await settle();
+    assert.deepEqual(rt.boot.image, IMAGE);
+    assert.equal(rt.images, 1);
+  });
+
+  test("a done for no job, or for another job, is dropped", async () => {
+    const { job, worker, msg } = await started();
+    worker.send({ id: msg.id + 1000, type: "done", outcome: { ok: false, failure: { kind: "error" } } });
+    worker.send({ type: "done", outcome: { ok: false, failure: { kind: "stale" } } });
+    await settle();
+    assert.equal(job.state, "running");
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    await ended(job, "done", { ok: true });
+  });
+
+  for (const kind of ["stale", "load"]) {
+    test(`a "${kind}" failure said after the job's code started is dropped: later jobs run`, async () => {
+      const { rt, job, worker, msg } = await started();
+      worker.send({ id: msg.id, type: "done", outcome: { ok: false, failure: { kind, message: "forged" } } });
+      await settle();
+      assert.equal(job.state, "running"); // the forgery is dropped; the worker's own done ends it
+      assert.equal(rt.stale, null);
+      worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+      await ended(job, "done");
+      const next = run(rt, "2");
+      const { worker: w, msg: m } = await sent();
+      w.send({ id: m.id, type: "done", outcome: { ok: true } });
+      await ended(next, "done");
+    });
+  }
+
+  test("an ack, started or progress after the code started is dropped: the time limit stands", async () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const { job, worker, msg } = await started("while True: pass", { limitMs: 1000 });
+    const seen = [];
+    job.on((e) => e.type === "progress" && seen.push(e));
+    mock.timers.tick(900);
+    // each of these would arm the job's watchdogs anew (the limit counts again from here)
+    worker.send({ id: msg.id, type: "ack" });
+    worker.send({ id: msg.id, type: "started" });
+    worker.send({ type: "progress", stage: "x", loaded: 1, total: 2 });
+    await settle();
+    mock.timers.tick(100);
+    await settle();
+    assert.equal(job.state, "timed-out");
+    assert.deepEqual(seen, []);
+  });
+
+  test("ended before the code started, and events of a job that is not the demo, are dropped", async () => {
+    const { job, worker, msg } = await submitted("1");
+    const events = [];
+    job.on((e) => e.type === "event" && events.push(e));
+    worker.send({ id: msg.id, type: "ack" });
+    worker.send({ id: msg.id, type: "ended" });
+    await settle();
+    assert.equal(job.state, "queued");
+    worker.send({ id: msg.id, type: "started" });
+    for (let i = 0; i < 100; i++) worker.send({ id: msg.id, type: "event", data: { step: i } });
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    await ended(job, "done");
+    assert.deepEqual(events, []);
+  });
+
+  test("output past what the worker itself sends is dropped and counted, and the count is said", async () => {
+    const { job, worker, msg } = await started();
+    const texts = [];
+    const cuts = [];
+    job.on((e) => e.type === "output" && (e.text ? texts.push(e.text) : cuts.push(e)));
+    const line = `${"x".repeat(999)}\n`;
+    const sentChars = 5000 * line.length;
+    for (let i = 0; i < 5000; i++) worker.send({ id: msg.id, type: "output", stream: "stdout", text: line });
+    worker.send({ id: msg.id, type: "output", cut: 3 }); // the worker's own count: not said once the page drops
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    await ended(job, "done");
+    const kept = texts.join("").length;
+    assert.equal(kept, OUTPUT.head + OUTPUT.tail);
+    const said = cuts.filter((c) => !c.partial);
+    assert.deepEqual(said, [{ type: "output", cut: sentChars - kept }]);
+  });
+
+  test("output the worker sends, head, count and tail, is all kept", async () => {
+    const { job, worker, msg } = await started();
+    const out = [];
+    job.on((e) => e.type === "output" && out.push(e));
+    worker.send({ id: msg.id, type: "output", stream: "stdout", text: "h".repeat(OUTPUT.head) });
+    worker.send({ id: msg.id, type: "output", cut: 123, partial: true });
+    worker.send({ id: msg.id, type: "output", cut: 456 });
+    worker.send({ id: msg.id, type: "output", stream: "stderr", text: "t".repeat(OUTPUT.tail) });
+    worker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    await ended(job, "done");
+    assert.deepEqual(
+      out.map((e) => e.text?.length ?? e.cut),
+      [OUTPUT.head, 123, 456, OUTPUT.tail],
+    );
+    assert.equal(out[3].stream, "stderr");
+  });
+});
+
+// ---- the image across pages --------------------------------------------------------------------
+// Kept in Cache Storage, which any worker of the origin can write; its digest in localStorage,
+// which no worker can reach. Both stand-ins below are in-memory.
+
+class MemoryCache {
+  constructor() {
+    this.entries = new Map();
+  }
+  async match(key) {
+    return this.entries.get(String(key))?.clone();
+  }
+  async put(key, response) {
+    this.entries.set(String(key), response);
+  }
+  async delete(key) {
+    return this.entries.delete(String(key));
+  }
+}
+
+describe("The boot image kept across pages", () => {
+  const NAME = "rl:/:boot-image";
+  const KEY = `http://x/boot-image?${new URLSearchParams({ runtime: "http://x/", wheel: "http://x/w.whl" })}`;
+  let cache;
+  beforeEach(() => {
+    cache = new MemoryCache();
+    globalThis.caches = { open: async (name) => (name === NAME ? cache : new MemoryCache()) };
+    const items = new Map();
+    globalThis.localStorage = {
+      getItem: (k) => items.get(k) ?? null,
+      setItem: (k, v) => items.set(k, String(v)),
+      removeItem: (k) => items.delete(k),
+    };
+  });
+  afterEach(() => {
+    delete globalThis.caches;
+    delete globalThis.localStorage;
+  });
+
+  /** A page's runtime that makes (or takes) its image: the make job's message, and its worker. */
+  async function pageMakes() {
+    const rt = runtime({ imageCache: NAME });
+    rt.judge.make();
+    const { maker, msg } = await makeJob();
+    return { rt, maker, msg };
+  }
+
+  async function madeAndKept() {
+    const { rt, maker, msg } = await pageMakes();
+    maker.send({ id: msg.id, type: "image", image: IMAGE, made: true });
+    maker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    await settle(() => cache.entries.size === 1);
+    await settle(() => localStorage.getItem(NAME) !== null);
+    return rt;
+  }
+
+  test("a made image is kept, with its digest where no worker can write, and handed to the next page's judge", async () => {
+    await madeAndKept();
+    const kept = JSON.parse(localStorage.getItem(NAME));
+    assert.equal(kept.key, KEY);
+    assert.deepEqual(kept.handles, IMAGE.handles);
+    assert.match(kept.digest, /^[0-9a-f]{64}$/);
+    const { msg } = await pageMakes(); // the next page
+    assert.deepEqual([...msg.stored.snapshot], [1, 2, 3, 4]);
+    assert.deepEqual(msg.stored.handles, IMAGE.handles);
+  });
+
+  test("an image not as the page kept it (another one written over it) is deleted, and made again", async () => {
+    await madeAndKept();
+    // what a learner's worker with Cache Storage could write: a snapshot of another interpreter
+    await cache.put(KEY, new Response(new Uint8Array([6, 6, 6, 6])));
+    const { msg } = await pageMakes();
+    assert.equal(msg.stored, null); // the judge loads the long way
+    assert.equal(cache.entries.size, 0);
+    assert.equal(localStorage.getItem(NAME), null);
+  });
+
+  test("an image with no digest kept is deleted, and made again", async () => {
+    await cache.put(KEY, new Response(new Uint8Array([1, 2, 3, 4])));
+    const { msg } = await pageMakes();
+    assert.equal(msg.stored, null);
+    assert.equal(cache.entries.size, 0);
+  });
+
+  test("an image taken from an earlier page is not kept again, nor counted as made", async () => {
+    const first = await madeAndKept();
+    assert.equal(first.images, 1);
+    const { rt, maker, msg } = await pageMakes();
+    maker.send({ id: msg.id, type: "image", image: IMAGE, made: false });
+    maker.send({ id: msg.id, type: "done", outcome: { ok: true } });
+    assert.equal(await rt.judge.make(), null);
+    assert.equal(rt.images, 0);
   });
 });
 

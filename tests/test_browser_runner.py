@@ -49,6 +49,15 @@ def _nothing_compared(page, cell: str = CELL) -> None:
     assert page.locator(f"{cell} mark.rl-diff").count() == 0
 
 
+@pytest.fixture
+def page(request, site_url, shared_pages):
+    """The module's page and Python, as opened; a page of its own for the tests marked
+    fresh_page (of the first load, of saved work across a reload, of a failed download)."""
+    page = page_for(request, shared_pages, f"{site_url}/ppo/")
+    yield page
+    assert not page.foreign, page.foreign
+
+
 def _edit_and_run(page, code: str, cell: str = CELL) -> None:
     root = page.locator(cell)
     if root.locator("textarea").is_hidden():

@@ -20,7 +20,7 @@ from browser_runtime.check import check
 from .browser import describe, new_page, wait_until
 from .conftest import EXERCISES, LESSONS
 from .golden import golden_path
-from .test_browser_runner import said
+from .test_run_compare import said
 
 TIMEOUT = 120_000  # ms: a cold Pyodide start with numpy, on a loaded two-core machine
 LANGUAGES = {"zh": "", "en": "en/"}

@@ -7,7 +7,6 @@ test_browser_exercises.py."""
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
@@ -25,21 +24,12 @@ from .browser import (
 )
 from .conftest import LESSONS
 from .golden import golden_path
+from .test_browser_a11y import violations
+from .test_run_compare import said
 
 CELL = "[data-runner='ppo/importance_ratio']"
 OUTPUT_TIMEOUT = 60_000  # ms: a cold Pyodide start is ~4 s here, but CI machines vary
 PREFIX = {"zh": "", "en": "en/"}
-
-
-def said(lang: str, key: str, **values: object) -> re.Pattern:
-    """js/strings.toml's string ``key`` in ``lang`` as a pattern: ``values`` put in, any other
-    {placeholder} a number (the run's milliseconds)."""
-    parts = re.split(r"\{(\w+)\}", table(lang)[key])
-    return re.compile("".join(
-        re.escape(part) if i % 2 == 0 else
-        (re.escape(str(values[part])) if part in values else r"\d+")
-        for i, part in enumerate(parts)
-    ))
 
 
 def _nothing_compared(page, cell: str = CELL) -> None:
@@ -407,6 +397,7 @@ def test_run_says_whether_the_output_matches_the_expected_one_and_marks_the_firs
     style = mark.evaluate("m => [getComputedStyle(m, '::after').content,"
                           " getComputedStyle(m).textDecorationLine]")
     assert table(lang)["runDiffersMark"] in style[0] and "underline" in style[1], style
+    assert violations(page, within=[CELL]) == []  # axe-core's WCAG 2.1 A/AA rules
 
     # a run that fails (the learner's error) claims no comparison
     root.locator("input[data-blank]").nth(0).fill("new_logprobs - undefined_name")

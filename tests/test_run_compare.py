@@ -21,6 +21,7 @@ import pytest
 
 from site_build.directives import exercise_markdown
 from site_build.lessons import LANGUAGES, Lesson
+from site_build.ui_strings import table
 
 from .conftest import LESSONS, ROOT
 from .golden import golden_path, run_lesson
@@ -47,6 +48,17 @@ def js_compare(cases: list[tuple[str, str, dict]]) -> list[dict]:
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
+
+
+def said(lang: str, key: str, **values: object) -> re.Pattern:
+    """js/strings.toml's string ``key`` in ``lang`` as a pattern: ``values`` put in, any other
+    {placeholder} a number (the run's milliseconds)."""
+    parts = re.split(r"\{(\w+)\}", table(lang)[key])
+    return re.compile("".join(
+        re.escape(part) if i % 2 == 0 else
+        (re.escape(str(values[part])) if part in values else r"\d+")
+        for i, part in enumerate(parts)
+    ))
 
 
 def page_cell(lesson: Lesson, lang: str) -> tuple[dict, str]:

@@ -4,13 +4,17 @@
 // Markup (written by the site build, see site_build/directives.py):
 //   <div class="rl-cell" data-runner="ppo/compute_gae" data-timeout="15">   (seconds per run)
 //     <script type="application/json" class="rl-cell-data">{id, function, version, exercise,
-//       test}</script>                      the program, as data: exercise has its _____ blanks
+//       test, expected: {output, rtol, atol}}</script>
+//                                           the program, as data: exercise has its _____ blanks;
+//                                           expected: the output the page shows under the cell
+//                                           and Check's tolerance, which every Run compares with
 //     <div class="highlight"><pre><code>… exercise with _____ …</code></pre></div>
 //     <div class="highlight"><pre><code>… test block …</code></pre></div>
 //   </div>
 // The highlighted code is only shown (its _____ become inputs); the program is built from the
 // data. Learner text and program output are only ever inserted with textContent.
 
+import { compareOutput, lineSpan, lines } from "./compare.js";
 import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, STORAGE, saveJSON, validWork } from "./dom.js";
 import { Editor } from "./editor.js";
 import { paddingText, reasonText, strings } from "./i18n.js";
@@ -28,7 +32,8 @@ class Cell {
   constructor(root) {
     this.root = root;
     this.t = strings();
-    /** @type {{id: string, function: string, version: string, exercise: string, test: string}} */
+    /** @type {{id: string, function: string, version: string, exercise: string, test: string,
+     *   expected?: {output: string, rtol: number, atol: number}}} */
     this.data = JSON.parse(root.querySelector(":scope > .rl-cell-data").textContent);
     this.id = this.data.id;
     this.version = this.data.version;
@@ -394,11 +399,72 @@ class Cell {
 
   // ---- running -------------------------------------------------------------------------------
 
-  run() {
+  /** Run the cell; a run that ends without an error is compared with the expected output (the
+   * status says whether it matches; the first line that differs is marked). A run records no
+   * pass: only Check does. */
+  async run() {
     if (this.view.busy) return null;
     const { code, parts } = this.program(true);
     const job = start("run", { code, parts }, { limitMs: this.timeoutMs });
-    return this.view.follow(job);
+    let verdict = null;
+    const outcome = await this.view.follow(job, {
+      onDone: (outcome, ms, printed) => {
+        verdict = outcome.ok ? this._compare(printed) : null; // a failed run is not compared
+        if (!verdict) return null;
+        return verdict.same ? this.t.runMatches({ ms }) : this.t.runDiffers({ ms, line: verdict.line });
+      },
+    });
+    if (outcome && verdict && !verdict.same) this._markLine(verdict.line);
+    return outcome;
+  }
+
+  /** What the run printed against the expected output: {same} or {same: false, line}; null when
+   * it cannot be told (no expected output, or the output was cut and the difference, if any,
+   * would lie past what arrived). */
+  _compare({ stdout, cut }) {
+    const expected = this.data.expected;
+    if (!expected) return null;
+    if (!cut) return compareOutput(stdout, expected.output, expected);
+    // cut: only the whole lines before the cut are known; a difference among them still holds
+    const known = stdout.slice(0, stdout.lastIndexOf("\n") + 1);
+    const verdict = compareOutput(known, expected.output, expected);
+    return !verdict.same && verdict.line <= lines(known).length ? verdict : null;
+  }
+
+  /** Mark line `n` of what the run printed (stdout: the output's unclassed spans, up to a cut):
+   * a <mark> around its text (an empty one where the line is empty or missing), labelled in the
+   * page's words by the stylesheet (data-label), not by colour alone. */
+  _markLine(n) {
+    const pre = this.output.pre;
+    const texts = [];
+    for (const span of pre.children) {
+      if (span.classList.contains("rl-cut")) break;
+      if (span.className) continue; // stderr, the end's message
+      const walker = document.createTreeWalker(span, NodeFilter.SHOW_TEXT);
+      while (walker.nextNode()) texts.push(walker.currentNode);
+    }
+    const [start, end] = lineSpan(texts.map((node) => node.data).join(""), n);
+    const marks = [];
+    let at = 0; // where the current text node starts in the printed text
+    for (const node of texts) {
+      const [from, to] = [start - at, Math.min(end - at, node.data.length)];
+      at += node.data.length;
+      const empty = start === end && from >= 0 && from <= node.data.length; // mark a place
+      if (!empty && (to <= 0 || from >= node.data.length)) continue;
+      const m = el("mark", { class: "rl-diff", "data-label": this.t.runDiffersMark });
+      const piece = Math.max(from, 0) < node.data.length ? node.splitText(Math.max(from, 0)) : null;
+      if (!piece) node.after(m);
+      else if (empty) piece.before(m);
+      else {
+        if (to - Math.max(from, 0) < piece.data.length) piece.splitText(to - Math.max(from, 0));
+        piece.replaceWith(m);
+        m.append(piece);
+      }
+      marks.push(m);
+      if (empty) break;
+    }
+    if (!marks.length) pre.append(el("mark", { class: "rl-diff", "data-label": this.t.runDiffersMark }));
+    for (const m of marks.slice(0, -1)) delete m.dataset.label; // the label once, at its end
   }
 
   /** Check the function against the reference on random inputs (at least 20 s: many inputs). */

@@ -37,9 +37,11 @@ export class JobView {
 
   /**
    * Show `job` until it is over. `labels`: the status while it waits and while it runs;
-   * `onDone(outcome, ms)`: what the widget makes of a job that ran to its end (it may return the
-   * status to show). Resolves with the outcome once all of it is on the page, or with null when
-   * the view was dropped (Reset, a new mask) before the job ended.
+   * `onDone(outcome, ms, {stdout, cut})`: what the widget makes of a job that ran to its end (it
+   * may return the status to show); `stdout` is what the job printed to stdout, up to the first
+   * characters the worker left out (`cut`: some were). Resolves with the outcome once all of it
+   * is on the page, or with null when the view was dropped (Reset, a new mask) before the job
+   * ended.
    */
   async follow(job, { labels = {}, onDone = null } = {}) {
     this.drop();
@@ -48,12 +50,15 @@ export class JobView {
     this.parts.output?.clear();
     let startedAt = 0;
     let cut = 0; // characters left out so far, until the final count arrives
+    const printed = { stdout: "", cut: false }; // stdout up to the first cut
     this.unlisten = job.on((e) => {
       if (e.type === "state") {
         if (e.state === "running") startedAt = performance.now();
         if (!job.over) this._show(job);
       } else if (e.type === "progress") this._progress(e);
       else if (e.type === "output") {
+        if (e.cut) printed.cut = true;
+        else if (e.stream === "stdout" && !printed.cut) printed.stdout += e.text;
         if (e.partial) cut = e.cut;
         else if (e.cut) {
           cut = 0;
@@ -69,7 +74,7 @@ export class JobView {
     const ms = startedAt ? Math.round(performance.now() - startedAt) : 0;
     let said = outcome.state === "done" ? this.t.finished({ ms }) : "";
     if (outcome.state === "done" && !outcome.ok) said = this.t.failed;
-    if (outcome.state === "done" && onDone) said = onDone(outcome, ms) ?? said;
+    if (outcome.state === "done" && onDone) said = onDone(outcome, ms, printed) ?? said;
     const end = describeOutcome(outcome, this.t, { limitMs: job.limitMs });
     if (end) output?.write(`${end.text}\n`, end.cls);
     await output?.drain(); // idle means: everything is on the page

@@ -186,33 +186,39 @@ def _admonitions_after(markdown: str, pos: int) -> tuple[str, int]:
     return "\n\n".join(taken), pos + len(consumed)
 
 
-def cell_data(lesson: Lesson) -> str:
+def cell_data(lesson: Lesson, expected: str) -> str:
     """The cell's data: the program as the build wrote it (js/runner.js never reads the
-    highlighted text back), and what the runner needs to know about the exercise."""
+    highlighted text back), and what the runner needs to know about the exercise: its expected
+    output (``expected``, the text the page shows under the cell) and Check's tolerance, which
+    Run compares the printed output with (js/compare.js)."""
     data = {
         "id": lesson.id,
         "function": lesson.name,
         "version": lesson.version,  # saved work of an older version is recognised by it
         "exercise": lesson.exercise(blanked=True).rstrip("\n"),
         "test": lesson.test().rstrip("\n"),
+        "expected": {"output": expected, "rtol": lesson.manifest.rtol,
+                     "atol": lesson.manifest.atol},
     }
     return json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
 
 
 def exercise_markdown(lesson: Lesson, lang: str, notes: str = "") -> str:
     """Cell, expected output, the page's notes, answer: Markdown for the page's language, from
-    the lesson in that language (the cell's program too: Run prints that language). All but the
-    cell sit in one ``data-after`` block, which clean-slate mode hides until Check passes."""
+    the lesson in that language (the cell's program too: Run prints that language, and compares
+    it with that language's expected output). All but the cell sit in one ``data-after`` block,
+    which clean-slate mode hides until Check passes."""
     words = LABELS[lang]
     lesson = lesson.in_language(lang)
     answers = "\n".join(("    " + ln) if ln else "" for ln in lesson.answers().split("\n"))
     if not lesson.out_path.is_file():
         raise DirectiveError(f"{lesson.out_path} is missing: run `make golden`")
+    # read once: the page's ```text block and the data Run compares with are this one text
     expected = lesson.out_path.read_text(encoding="utf-8")
     parts = [
         f'<div class="rl-cell" data-runner="{html.escape(lesson.id)}" '
         f'data-timeout="{lesson.manifest.timeout:g}" markdown>\n'
-        f'<script type="application/json" class="rl-cell-data">{cell_data(lesson)}'
+        f'<script type="application/json" class="rl-cell-data">{cell_data(lesson, expected)}'
         "</script>\n\n"
         f"```python\n{lesson.exercise(blanked=True)}```\n\n"
         f"```python\n{lesson.test()}```\n\n"

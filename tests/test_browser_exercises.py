@@ -4,9 +4,9 @@ from the built site, nothing from another host). The two languages' pages carry 
 them, alternating: every chapter is exercised in both languages, in half the time.
 
 For each exercise: its blanks filled from the answers, Run prints exactly the page's expected
-output; Check passes; a wrong last blank makes Check fail and show the failing case. One browser
-page per language goes from lesson page to lesson page: Python loads the long way once per
-language, and every later page starts from the boot image it kept.
+output and says so (js/compare.js); Check passes; a wrong last blank makes Check fail and show
+the failing case. One browser page per language goes from lesson page to lesson page: Python
+loads the long way once per language, and every later page starts from the boot image it kept.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from browser_runtime.check import check
 from .browser import describe, new_page, wait_until
 from .conftest import EXERCISES, LESSONS
 from .golden import golden_path
+from .test_run_compare import said
 
 TIMEOUT = 120_000  # ms: a cold Pyodide start with numpy, on a loaded two-core machine
 LANGUAGES = {"zh": "", "en": "en/"}
@@ -97,6 +98,10 @@ def test_exercise_runs_to_its_expected_output_and_check_tells_right_from_wrong(
     assert out == golden_path(lesson, lang).read_text(encoding="utf-8")
     # the page shows the same expected output under the cell
     assert out.strip() in [t.strip() for t in page.locator("pre code").all_text_contents()]
+    # and Run says it matches (compared with the data the build gave the cell), marking nothing
+    status = cell.locator(".rl-status").text_content()
+    assert said(lang, "runMatches").fullmatch(status), status
+    assert cell.locator("mark.rl-diff").count() == 0
 
     _press(page, cell, "check")
     status = cell.locator(".rl-status").text_content()

@@ -1,12 +1,16 @@
 """Runnable cells in headless Chromium with the Python the site serves: the controls (Run,
-Stop, Reset, Edit, the time limit), saved work, and what the page says when a download fails.
-Every exercise end to end: test_browser_exercises.py."""
+Stop, Reset, Edit, the time limit), saved work, what the page says when a download fails, and
+Run's comparison with the expected output (js/compare.js: the wrong answer's line said and
+marked, no comparison claimed for a run that failed). Every exercise end to end:
+test_browser_exercises.py."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+
+from site_build.ui_strings import table
 
 from .browser import (
     ISOLATED,
@@ -19,9 +23,20 @@ from .browser import (
     wait_until,
 )
 from .conftest import LESSONS
+from .golden import golden_path
+from .test_browser_a11y import violations
+from .test_run_compare import said
 
 CELL = "[data-runner='ppo/importance_ratio']"
 OUTPUT_TIMEOUT = 60_000  # ms: a cold Pyodide start is ~4 s here, but CI machines vary
+PREFIX = {"zh": "", "en": "en/"}
+
+
+def _nothing_compared(page, cell: str = CELL) -> None:
+    """A run that did not end well claims no comparison: the status is empty (Stop, the time
+    limit: the output says how it ended) and no line is marked."""
+    assert page.locator(f"{cell} .rl-status").text_content() == ""
+    assert page.locator(f"{cell} mark.rl-diff").count() == 0
 
 
 @pytest.fixture
@@ -126,6 +141,7 @@ def test_runaway_loop_is_stopped_by_the_time_limit_and_the_page_stays_responsive
     page.locator(f"{CELL} [data-output] .rl-error").wait_for(timeout=20_000)
     assert "3" in page.locator(f"{CELL} [data-output] .rl-error").inner_text()  # the limit, in s
     _wait_idle(page)
+    _nothing_compared(page)
     _edit_and_run(page, 'print("after the limit")\n')
     _wait_output(page, "after the limit")
 
@@ -144,6 +160,7 @@ def _stop_a_runaway_loop(page):
 def test_stop_ends_a_runaway_loop_and_the_next_run_works(page):
     _stop_a_runaway_loop(page)
     assert page.locator(f"{CELL} [data-output] .rl-error").count() == 1
+    _nothing_compared(page)
     _edit_and_run(page, 'print("alive")\n')
     _wait_output(page, "alive")
 
@@ -346,3 +363,57 @@ def test_a_second_page_starts_from_the_boot_image_the_first_kept_and_a_damaged_o
         assert long_loads(page) == expected
         page.close()
     context.close()
+
+
+@pytest.mark.parametrize("lang", PREFIX)
+def test_run_says_whether_the_output_matches_the_expected_one_and_marks_the_first_difference(
+    request, site_url, shared_pages, lang
+):
+    page = page_for(request, shared_pages, f"{site_url}/{PREFIX[lang]}ppo/")
+    lesson = LESSONS["ppo/importance_ratio"]
+    root = page.locator(CELL)
+    status = root.locator(".rl-status")
+    answers = [b.answer for b in lesson.blanks]
+    # the padding multiplied by 0 instead of filled: -inf - (-inf) is nan, and nan * 0 is nan,
+    # so ρ[0, 3:] prints nan where the page expects 1.0
+    wrong = [("log_ratio * mask" if "masked_fill" in a else a) for a in answers]
+    assert wrong != answers
+    expected = golden_path(lesson, lang).read_text(encoding="utf-8").split("\n")
+    line = 1 + next(i for i, text in enumerate(expected) if text.startswith("ρ[0, 3:]"))
+
+    for k, answer in enumerate(wrong):
+        root.locator("input[data-blank]").nth(k).fill(answer)
+    root.locator("[data-action='run']").click()
+    _wait_output(page, "nan")
+    _wait_idle(page)
+    now = status.text_content()
+    assert said(lang, "runDiffers", line=line).fullmatch(now), now
+    # the line is marked: its text, and a label in the page's words beside it (not colour alone)
+    printed = root.locator("[data-output]").text_content().split("\n")
+    assert "nan" in printed[line - 1] and printed[:line - 1] == expected[:line - 1]
+    mark = root.locator("[data-output] mark.rl-diff")
+    assert mark.count() == 1 and mark.text_content() == printed[line - 1]
+    assert mark.get_attribute("data-label") == table(lang)["runDiffersMark"]
+    style = mark.evaluate("m => [getComputedStyle(m, '::after').content,"
+                          " getComputedStyle(m).textDecorationLine]")
+    assert table(lang)["runDiffersMark"] in style[0] and "underline" in style[1], style
+    assert violations(page, within=[CELL]) == []  # axe-core's WCAG 2.1 A/AA rules
+
+    # a run that fails (the learner's error) claims no comparison
+    root.locator("input[data-blank]").nth(0).fill("new_logprobs - undefined_name")
+    root.locator("[data-action='run']").click()
+    _wait_output(page, "NameError")
+    _wait_idle(page)
+    assert status.text_content() == table(lang)["failed"]
+    assert root.locator("mark.rl-diff").count() == 0
+
+    # the answer matches, and Run records no pass (only Check does)
+    for k, answer in enumerate(answers):
+        root.locator("input[data-blank]").nth(k).fill(answer)
+    root.locator("[data-action='run']").click()
+    _wait_output(page, "ρ")
+    _wait_idle(page)
+    assert said(lang, "runMatches").fullmatch(status.text_content()), status.text_content()
+    assert root.locator("mark.rl-diff").count() == 0
+    assert page.evaluate("Object.keys(localStorage).filter((k) => k.includes('solved'))") == []
+    assert not page.errors and not page.foreign, (page.errors, page.foreign)

@@ -465,6 +465,7 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
     if error:
         return result
     ex = get(exercise)
+    answer = None  # defined at the first case whose gradient is compared
     for case in range(cases):
         inputs = ex.inputs(seed, case)
         want = _reference_numpy(ex.expected(inputs))
@@ -482,7 +483,9 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
                 got, reason = None, {"code": "type", "message": str(err)}
         if reason is None and ex.gradient:
             theirs = grads[case] if type(grads) is list and case < len(grads) else None
-            reason = _gradient_differs(theirs, _answer_gradients(ex, inputs, seed, case), ex)
+            answer = answer or answer_function(ex)
+            want_grads = _answer_gradients(ex, answer, inputs, seed, case)
+            reason = _gradient_differs(theirs, want_grads, ex)
         if reason is None:
             result["passed"] += 1
         elif not result["failures"]:
@@ -511,11 +514,16 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
 GRADIENT_RTOL, GRADIENT_ATOL = 10, 10
 
 
-def _answer_gradients(ex: Exercise, inputs: dict, seed: int, case: int) -> dict:
-    """The gradients of the lesson's own answer (site code, run here by the judge)."""
+def answer_function(ex: Exercise):
+    """The lesson's own answer (site code, run by the judge: the gradient's reference)."""
     namespace: dict = {"__name__": f"answer_{ex.id.replace('/', '_')}"}
     exec(compile(ex.answer, f"<answer of {ex.id}>", "exec"), namespace)
-    found = gradients(namespace[ex.function], ex, inputs, seed, case)
+    return namespace[ex.function]
+
+
+def _answer_gradients(ex: Exercise, answer, inputs: dict, seed: int, case: int) -> dict:
+    """The gradients of the lesson's answer ``answer`` on ``inputs``."""
+    found = gradients(answer, ex, inputs, seed, case)
     if type(found) is Raised:
         raise RuntimeError(f"the answer of {ex.id} has no gradient here: {found}")
     return found

@@ -67,10 +67,12 @@ MASKS = frozenset({"mask", "response_mask"})
 BIG = 1e30  # finite in float32 (whose largest is 3.4e38), but its square or exp is not
 PADDING_VALUES = {
     "anything": (np.nan, np.inf, -np.inf, BIG, -BIG),
-    "logprob": (-np.inf, -np.inf, np.nan, -BIG),  # log 0, a NaN, a masked logit's log-prob
+    # log 0, a NaN, a masked logit's log-prob, the 0 that libraries fill padding's log-probs with
+    "logprob": (-np.inf, -np.inf, np.nan, -BIG, 0.0),
     "finite": (),
 }
 PADDED_SHARE = 2 / 3  # of the cases with padding, those whose padding holds such values
+INPUT_SHARE = 3 / 4  # of the padded inputs in such a case, those that hold them (one at least)
 LEFT_OUT_SHARE = 1 / 4  # of the cases, those that leave every default out (and as many, some)
 
 # mask layouts, by case number: full rows, right-padded, left-padded, a prompt in front and
@@ -307,11 +309,18 @@ class Exercise:
         if not pad.any() or rng.random() >= PADDED_SHARE:
             return inputs
         out = dict(inputs)
-        for name in names:
+        # each input on its own (one of them always): padding that holds junk in one input and
+        # plain numbers in another is where a gradient meets 0 × inf
+        held = rng.random(len(names)) < INPUT_SHARE
+        if len(names):
+            held[int(rng.integers(0, len(names)))] = True
+        for name, holds in zip(names, held, strict=True):
             choices = PADDING_VALUES[self.padding.get(name, "anything")]
-            if choices:
+            if choices and holds:
                 x = out[name].copy()
-                picks = rng.integers(0, len(choices), int(pad.sum()))
+                # one value for all of the input's padding (as a library fills it), or a mix
+                n = 1 if rng.random() < 0.5 else int(pad.sum())
+                picks = np.resize(rng.integers(0, len(choices), n), int(pad.sum()))
                 x[pad] = np.asarray(choices, dtype=x.dtype)[picks]
                 out[name] = x
         return out

@@ -29,7 +29,16 @@ import numpy as np
 import torch
 
 from browser_runtime import exercises
-from browser_runtime.check import CASES, _differs, _reference_numpy, _to_numpy
+from browser_runtime.check import (
+    CASES,
+    _call,
+    _differs,
+    _gradient_differs,
+    _reference_numpy,
+    _to_numpy,
+    gradients,
+    verdict,
+)
 from browser_runtime.exercises import Exercise
 from site_build.lessons import Lesson
 
@@ -85,6 +94,7 @@ def evidence(ex: Exercise, monkeypatch) -> Iterator[dict]:
             yield ex.inputs(10_000 + seed, case)
     with monkeypatch.context() as m:
         m.setattr(exercises, "PADDED_SHARE", 1.0)
+        m.setattr(exercises, "INPUT_SHARE", 1.0)
         m.setattr(exercises, "LEFT_OUT_SHARE", 1.0)
         for seed in range(EVIDENCE_SEEDS):
             for case in range(CASES):
@@ -93,24 +103,34 @@ def evidence(ex: Exercise, monkeypatch) -> Iterator[dict]:
 
 def difference(ex: Exercise, answer: Callable, mutant: Callable, monkeypatch) -> dict | None:
     """The first allowed input (:func:`evidence`) where ``mutant`` gives another result than
-    ``answer`` (values within Check's tolerance, or another exception), or None: the mutant
-    means the same as the answer on every input tried."""
-    for inputs in evidence(ex, monkeypatch):
+    ``answer`` (values within Check's tolerance, or another exception; where the exercise sets
+    ``GRADIENT``, the gradients too), or None: the mutant means the same as the answer on every
+    input tried."""
+    for k, inputs in enumerate(evidence(ex, monkeypatch)):
         if not _same(call(mutant, inputs), call(answer, inputs), ex):
             return inputs
+        if ex.gradient:
+            theirs = gradients(mutant, ex, inputs, k, 0)
+            if _gradient_differs(theirs, gradients(answer, ex, inputs, k, 0), ex) is not None:
+                return inputs
     return None
 
 
 def check_fails(ex: Exercise, fn: Callable, seed: int) -> bool:
-    """Whether Check, at ``seed``, finds a case where ``fn`` disagrees with the reference
-    (what its verdict counts: :func:`browser_runtime.check.verdict`, without the shrinking)."""
+    """Whether Check, at ``seed``, finds a case where ``fn`` disagrees with the reference, in
+    value or, where the exercise sets ``GRADIENT``, in gradient with the answer (what its
+    verdict counts: :func:`browser_runtime.check.verdict`, without phase 1's shrinking)."""
     for case in range(CASES):
         inputs = ex.inputs(seed, case)
         want = _reference_numpy(ex.expected(inputs))
         got = call(fn, inputs)
         if isinstance(got, Exception) or not _same(got, want, ex):
             return True
-    return False
+    if not ex.gradient:
+        return False
+    outputs = [_call(fn, ex.inputs(seed, case), "", None) for case in range(CASES)]
+    grads = [gradients(fn, ex, ex.inputs(seed, case), seed, case) for case in range(CASES)]
+    return verdict(ex, (outputs, None, None, grads), seed=seed)["passed"] < CASES
 
 
 # ---- mechanical mutants -------------------------------------------------------------------------

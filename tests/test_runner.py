@@ -196,9 +196,12 @@ def test_what_the_learners_code_changed_that_breaks_check_is_their_error():
 def test_check_draws_from_the_seed_it_is_given_so_a_table_of_one_seeds_answers_fails():
     """The page gives every Check a fresh seed: a "function" that looks its answers up in a
     table of seed 0's cases passes Check at seed 0 only; the result names the seed."""
+    import dataclasses
+
     import rl_ops_numpy
 
-    ex = EXERCISES["ppo/importance_ratio"]
+    # values only here: a table has no gradient, which Check compares too (asserted below)
+    ex = dataclasses.replace(EXERCISES["ppo/importance_ratio"], gradient=())
     table = {}
     for case in range(36):
         inputs = ex.inputs(0, case)
@@ -212,9 +215,11 @@ def test_check_draws_from_the_seed_it_is_given_so_a_table_of_one_seeds_answers_f
     try:
         at_zero = check(ex, code, seed=0)
         fresh = check(ex, code, seed=12345)
+        graded = check(EXERCISES["ppo/importance_ratio"], code, seed=0)
     finally:
         del builtins.TABLE_FROM_TEST
     assert at_zero["passed"] == at_zero["total"] and at_zero["seed"] == 0
+    assert graded["passed"] < graded["total"]
     assert fresh["passed"] < fresh["total"] and fresh["seed"] == 12345
 
 

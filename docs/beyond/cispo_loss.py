@@ -85,6 +85,8 @@ TITLE = {"en": "CISPO Loss", "zh": "CISPO 损失"}
 # what log-probs of padding hold: −inf, NaN
 PADDING = {"new_logprobs": "logprob",
            "old_logprobs": "logprob"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("new_logprobs",)
 
 
 def inputs(draw):

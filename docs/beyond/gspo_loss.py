@@ -109,6 +109,8 @@ RTOL, ATOL = 1e-5, 1e-6
 # what log-probs of padding hold: −inf, NaN
 PADDING = {"new_logprobs": "logprob",
            "old_logprobs": "logprob"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("new_logprobs",)
 
 
 def inputs(draw):

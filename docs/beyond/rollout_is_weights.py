@@ -82,6 +82,8 @@ TITLE = {"en": "Rollout Importance Weights (TIS / IcePop)",
 # what log-probs of padding hold: −inf, NaN
 PADDING = {"train_logprobs": "logprob",
            "rollout_logprobs": "logprob"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("train_logprobs",)
 
 
 def inputs(draw):

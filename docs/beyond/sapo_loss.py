@@ -98,13 +98,20 @@ TITLE = {"en": "SAPO's Soft Gate", "zh": "SAPO 的软门控"}
 # what log-probs of padding hold: −inf, NaN
 PADDING = {"new_logprobs": "logprob",
            "old_logprobs": "logprob"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("new_logprobs",)
 
 
 def inputs(draw):
     B, T = draw.size()
+    mask = draw.mask(B, T)
+    # one advantage per token in two cases of three, NaN on padding in half of those: it reaches
+    # the gate's gradient there, which only a fill (not a multiply) of the log-ratio stops
+    advantages = draw.normal((B, T)) if draw.coin(2 / 3) else draw.normal(B)
+    if advantages.ndim == 2 and draw.coin():
+        advantages[mask == 0] = float("nan")
     return {"new_logprobs": draw.normal((B, T), 0.5), "old_logprobs": draw.normal((B, T), 0.5),
-            "advantages": draw.advantages(B, T),
-            "mask": draw.mask(B, T), "tau_pos": draw.choice([1.0, 0.5, 2.0]),
+            "advantages": advantages, "mask": mask, "tau_pos": draw.choice([1.0, 0.5, 2.0]),
             "tau_neg": draw.choice([1.05, 1.5, 3.0])}
 # --8<-- [end:check]
 

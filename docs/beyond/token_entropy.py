@@ -42,6 +42,8 @@ print(f"nearly sure position: π(y = 1) = {sure[1].exp().item():.4f},"
 
 # --8<-- [start:check]
 TITLE = {"en": "Token Entropy from Logits", "zh": "从 logits 算 token 的熵"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("logits",)
 
 
 def inputs(draw):

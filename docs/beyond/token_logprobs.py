@@ -52,6 +52,8 @@ for tau in [0.7, 1.0]:
 
 # --8<-- [start:check]
 TITLE = {"en": "Token Log-Probs from Logits", "zh": "从 logits 取 token 的对数概率"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("logits",)
 
 
 def inputs(draw):

@@ -58,6 +58,8 @@ for anchor in ["zero", "down"]:
 
 # --8<-- [start:check]
 TITLE = {"en": "APO Loss", "zh": "APO 损失"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("chosen_logps", "rejected_logps")
 
 
 def inputs(draw):

@@ -51,6 +51,8 @@ for margin in [5.0, 8.0]:
 
 # --8<-- [start:check]
 TITLE = {"en": "IPO Loss", "zh": "IPO 损失"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("chosen_logps", "rejected_logps")
 
 
 def inputs(draw):

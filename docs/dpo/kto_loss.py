@@ -51,6 +51,8 @@ print("with z₀ = 0:", kto_loss(logps, ref_logps, desirable, 0.0))
 
 # --8<-- [start:check]
 TITLE = {"en": "KTO Loss", "zh": "KTO 损失"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("logps",)
 
 
 def inputs(draw):

@@ -46,6 +46,8 @@ print("log(1 − exp(x)), x = −1e-8:", torch.log(1 - torch.exp(x)).item(),
 
 # --8<-- [start:check]
 TITLE = {"en": "ORPO's Odds-Ratio Loss", "zh": "ORPO 的几率比损失"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("chosen_avg_logps", "rejected_avg_logps")
 
 
 def inputs(draw):

@@ -47,6 +47,8 @@ print("cDPO, expected over flips: ", (1 - eps) * cdpo + eps * cdpo_flipped)
 
 # --8<-- [start:check]
 TITLE = {"en": "Robust DPO Loss", "zh": "稳健 DPO 损失"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("chosen_logps", "rejected_logps")
 
 
 def inputs(draw):

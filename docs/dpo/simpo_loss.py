@@ -41,6 +41,8 @@ print("β = 0.1, γ = 0.5:", simpo_loss(chosen, rejected, beta=0.1, gamma=0.5))
 
 # --8<-- [start:check]
 TITLE = {"en": "SimPO Loss", "zh": "SimPO 损失"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("chosen_avg_logps", "rejected_avg_logps")
 
 
 def inputs(draw):

@@ -67,6 +67,8 @@ for mode in ["token-mean", "token-sum", "seq-mean-token-mean",
 
 # --8<-- [start:check]
 TITLE = {"en": "Loss Aggregation", "zh": "损失聚合方式"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("loss_mat",)
 
 
 def inputs(draw):

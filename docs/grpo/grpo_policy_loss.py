@@ -71,11 +71,13 @@ TITLE = {"en": "GRPO Policy Loss", "zh": "GRPO 策略损失"}
 PADDING = {"new_logprobs": "logprob",
            "old_logprobs": "logprob",
            "ref_logprobs": "logprob"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("new_logprobs",)
 
 
 def inputs(draw):
     B, T = draw.size()
-    beta = draw.choice([0.0, 0.04, 0.1])
+    beta = draw.choice([0.0, 0.0, 0.04, 0.1])  # 0 in half the cases: the clips' defaults
     if beta > 0:
         draw.keep("beta")  # the K3 term: not left out with the defaults
     # log-probs near each other (log-ratios within a few times 0.7), or, in two cases of three, half

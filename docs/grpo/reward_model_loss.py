@@ -43,6 +43,8 @@ print(f"z = −1000: stable {reward_model_loss(*far).item():.1f},"
 
 # --8<-- [start:check]
 TITLE = {"en": "Reward-Model Loss", "zh": "奖励模型损失"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("chosen_scores", "rejected_scores")
 
 
 def inputs(draw):

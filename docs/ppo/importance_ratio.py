@@ -50,6 +50,8 @@ TITLE = {"en": "Importance Ratio", "zh": "重要性采样比"}
 # what log-probs of padding hold: −inf, NaN
 PADDING = {"new_logprobs": "logprob",
            "old_logprobs": "logprob"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("new_logprobs",)
 
 
 def inputs(draw):

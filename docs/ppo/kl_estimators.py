@@ -54,6 +54,8 @@ TITLE = {"en": "KL Estimators", "zh": "KL 估计量"}
 # (up to 6e-8), which only an absolute tolerance below that sees; expm1(x) − x is within
 # 1e-9 of the reference for every x (1 ulp of expm1 is below 1e-4·K3 from |x| = 2.4e-3 up)
 ATOL = 1e-9
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("q_logprobs",)
 
 
 def inputs(draw):

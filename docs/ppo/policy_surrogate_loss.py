@@ -61,6 +61,8 @@ TITLE = {"en": "Clipped Surrogate Loss", "zh": "Clipped Surrogate 策略损失"}
 # what log-probs of padding hold: −inf, NaN
 PADDING = {"new_logprobs": "logprob",
            "old_logprobs": "logprob"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("new_logprobs",)
 
 
 def inputs(draw):

@@ -56,6 +56,8 @@ print(f"mask[1, 4] = 0: {clean.item():.4f};  + NaN at [1, 4]: "
 
 # --8<-- [start:check]
 TITLE = {"en": "Value Clipped Loss", "zh": "Clipped 价值损失"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("new_values",)
 
 
 def inputs(draw):

@@ -52,6 +52,8 @@ print(f"z = -500: loss = {far.item():.1f}, "
 
 # --8<-- [start:check]
 TITLE = {"en": "DPO Loss", "zh": "DPO 损失"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("log_p_w", "log_p_l")
 
 
 def inputs(draw):

@@ -45,6 +45,8 @@ for a in (1.0, -1.0):
 
 # --8<-- [start:check]
 TITLE = {"en": "PPO Clipped Objective", "zh": "PPO 裁剪目标"}
+# what training differentiates: Check compares the gradient with respect to it too
+GRADIENT = ("ratio",)
 
 
 def inputs(draw):

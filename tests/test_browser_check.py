@@ -13,9 +13,11 @@ from .conftest import LESSONS
 LANGUAGES = {"zh": "", "en": "en/"}
 WORDS = {
     "en": {"padding": "Padding holds", "first": "yours is nan, the reference's 1",
-           "left_out": "lam = 0.95  (left out: its default)"},
+           "left_out": "lam = 0.95  (left out: its default)",
+           "gradient": "the values are right, but the gradient with respect to new_logprobs"},
     "zh": {"padding": "这组输入的 padding 里有", "first": "你的结果是 nan，参考实现是 1",
-           "left_out": "lam = 0.95  （没有传入：用默认值）"},
+           "left_out": "lam = 0.95  （没有传入：用默认值）",
+           "gradient": "数值对了，但对 new_logprobs 的梯度"},
 }
 
 
@@ -56,3 +58,17 @@ def test_check_fails_a_wrong_default_and_names_the_default_it_left_out(pages, la
                         .text_content().split("/"))
     assert passed < total, out
     assert WORDS[lang]["left_out"] in out, out
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_check_fails_where_after_exp_by_its_nan_gradient(pages, lang):
+    """The walkthrough's trap: torch.where(mask, exp(log ρ), 1) gives the right values and a NaN
+    gradient on padding. The learner's worker takes the gradient with the browser's autograd,
+    the judge the answer's."""
+    page = pages[lang]
+    edit(page, "ppo/importance_ratio", _trap("ppo/importance_ratio", "walkthrough: torch.where"))
+    out = press(page, "ppo/importance_ratio", "check")
+    passed, total = map(int, page.locator("[data-runner='ppo/importance_ratio'] .rl-status")
+                        .text_content().split("/"))
+    assert passed < total, out
+    assert WORDS[lang]["gradient"] in out, out

@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
 from browser_runtime import exercises
 from browser_runtime.check import (
@@ -59,7 +58,8 @@ class Mutant:
 
 
 def define(code: str, name: str) -> Callable:
-    """The function ``name`` of ``code``, run with real torch."""
+    """The function ``name`` of ``code``, run with whatever ``torch`` is when it is defined
+    (real torch, or the browser's layer inside ``torch_layer_installed()``)."""
     namespace: dict = {"__name__": "mutant"}
     exec(compile(code, "<mutant>", "exec"), namespace)
     return namespace[name]
@@ -68,6 +68,8 @@ def define(code: str, name: str) -> Callable:
 def call(fn: Callable, inputs: dict) -> object:
     """``fn`` on ``inputs`` as Check calls it (arrays as tensors, positionally): its output as
     NumPy values, or the exception it raised."""
+    import torch  # real torch, or the layer where a test installed it
+
     args = [torch.tensor(v) if isinstance(v, np.ndarray) else v for v in inputs.values()]
     try:
         with np.errstate(all="ignore"):

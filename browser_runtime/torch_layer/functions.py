@@ -51,13 +51,12 @@ __all__ = [
     "exp", "expm1", "flatten", "flip", "from_numpy", "full", "full_like", "gather",
     "get_default_dtype", "inference_mode", "initial_seed", "is_floating_point",
     "is_grad_enabled", "is_inference_mode_enabled", "is_tensor", "isclose", "isfinite",
-    "isinf", "isnan", "log", "log1p", "log_softmax", "logical_and", "logical_not", "logical_or",
-    "logsumexp", "manual_seed", "masked_fill", "max", "maximum", "mean", "min", "minimum", "neg",
-    "no_grad", "nonzero", "numel", "ones", "ones_like", "pow", "quantile", "rand", "rand_like",
-    "randint", "randn", "randn_like", "relu", "reshape", "seed", "set_grad_enabled", "sigmoid",
-    "softmax", "sqrt",
-    "square", "squeeze", "stack", "std", "sum", "tanh", "tensor", "topk", "unsqueeze", "var",
-    "where", "zeros", "zeros_like",
+    "isinf", "isnan", "log", "log1p", "log_softmax", "logical_and", "logical_not",
+    "logical_or", "logsumexp", "manual_seed", "masked_fill", "max", "maximum", "mean", "min",
+    "minimum", "nanquantile", "neg", "no_grad", "nonzero", "numel", "ones", "ones_like", "pow",
+    "quantile", "rand", "rand_like", "randint", "randn", "randn_like", "relu", "reshape",
+    "seed", "set_grad_enabled", "sigmoid", "softmax", "sqrt", "square", "squeeze", "stack",
+    "std", "sum", "tanh", "tensor", "topk", "unsqueeze", "var", "where", "zeros", "zeros_like",
 ]
 
 
@@ -314,6 +313,7 @@ any = _method_form("any")
 cumsum = _method_form("cumsum")
 logsumexp = _method_form("logsumexp")
 quantile = _method_form("quantile")
+nanquantile = _method_form("nanquantile")
 softmax = _method_form("softmax")  # torch.softmax(input, dim, dtype=None), as the method
 log_softmax = _method_form("log_softmax")
 reshape = _method_form("reshape")

@@ -1625,6 +1625,16 @@ class Tensor:
         None), the rank ``q·(n − 1)`` computed in the tensor's dtype, then torch's interpolation
         between the two values around it (``lerp``: exact at a whole rank, else within an ulp of
         torch, whose vector kernel fuses the multiply-add); NaN if the slice holds a NaN."""
+        return self._quantile(q, dim, keepdim, interpolation, ignore_nan=False)
+
+    def nanquantile(self, q: Any, dim: Any = None, keepdim: bool = False, *,
+                    interpolation: str = "linear") -> Tensor:
+        """torch.nanquantile: :meth:`quantile` of each slice's values that are not NaN (n is
+        their count); NaN for a slice of NaN only."""
+        return self._quantile(q, dim, keepdim, interpolation, ignore_nan=True)
+
+    def _quantile(self, q: Any, dim: Any, keepdim: bool, interpolation: str, *,
+                  ignore_nan: bool) -> Tensor:
         if self.dtype not in (dtypes.float32, dtypes.float64):
             raise RuntimeError("quantile() input tensor must be either float or double dtype")
         if isinstance(q, Tensor):
@@ -1647,9 +1657,14 @@ class Tensor:
             x = np.moveaxis(x if x.ndim else x.reshape(1), axis, -1)
         ordered = np.sort(x, axis=-1)  # NaN last, as torch's sort
         kind = x.dtype.type
-        last = ordered.shape[-1] - 1
-        # r = q·(n − 1) in the tensor's dtype; the last index where the slice holds a NaN
-        rank = np.where(np.isnan(ordered).any(axis=-1), kind(last), kind(q) * kind(last))
+        nan = np.isnan(ordered)
+        if ignore_nan:  # n: the values that are not NaN (a slice of NaN only: rank 0, a NaN)
+            last = np.maximum(ordered.shape[-1] - 1 - nan.sum(axis=-1), 0).astype(kind)
+            rank = kind(q) * last
+        else:
+            # r = q·(n − 1) in the tensor's dtype; the last index where the slice holds a NaN
+            last = kind(ordered.shape[-1] - 1)
+            rank = np.where(nan.any(axis=-1), last, kind(q) * last)
         if interpolation == "lower":
             rank = np.floor(rank)
         elif interpolation == "higher":

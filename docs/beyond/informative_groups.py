@@ -116,7 +116,8 @@ ZH = {
 # The mistakes this page warns about, each a change to the answer that Check must fail
 # (tests/test_mutants.py): (what the page says, the answer's text, the mistake's text).
 TRAPS = [
-    ("hint, walkthrough: do not test std == 0: the std of equal floats is not always 0",
+    ("rounding: hint, walkthrough: do not test std == 0: the std of equal floats is not "
+     "always 0",
      "flat = (grouped == grouped[:, :1]).all(dim=1, keepdim=True)",
      "flat = grouped.std(dim=1, keepdim=True) == 0"),
     ("walkthrough: exact equality, not a tolerance (TRL's isclose): a score that differs, "

@@ -59,12 +59,13 @@ def inputs(draw):
     # (the walkthrough's 0.7 and 1000.1)
     for start in range(0, N, G):
         if draw.coin(0.3):
-            scores[start:start + G] = draw.choice([0.0, 1.0, 0.7, 1000.1, 0.3, -2.7])
-    if draw.coin(0.3):
+            scores[start:start + G] = draw.choice([0.0, 1.0, 0.7, 1000.1, 0.3, -2.7, 0.9])
+    if draw.coin(0.4):
         # one prompt whose eight answers a reward model scored alike (the walkthrough's case):
-        # over a single row torch's mean and std are both a rounding off, the std not 0
-        G = N = 8
-        scores = draw.normal(N, 0.0, shift=draw.choice([0.7, 1000.1, 0.3, -2.7]))
+        # over a single row torch's mean and std are both a rounding off, the std not 0; and
+        # three alike, whose sum rounds in float32 however it is added (the browser's too)
+        G = N = draw.choice([8, 3, 3])
+        scores = draw.normal(N, 0.0, shift=draw.choice([0.7, 1000.1, 0.3, 0.9]))
     return {"scores": scores, "group_size": G, "scale_by_std": draw.coin(0.7),
             "eps": draw.choice([1e-6, 1e-4])}
 # --8<-- [end:check]
@@ -110,8 +111,8 @@ TRAPS = [
     ("walkthrough: the unmasked formula: an equal group's mean one rounding off, its std "
      "~1e-7 × the score, and every answer an advantage (verl's +0.06 for eight 0.7s)",
      "return adv.masked_fill(same, 0.0).reshape(-1)", "return adv.reshape(-1)"),
-    ("walkthrough: an equal group found by std == 0: its std comes out ~1e-7 × the score, "
-     "not 0",
+    ("rounding: walkthrough: an equal group found by std == 0: its std comes out ~1e-7 × the "
+     "score, not 0",
      "same = (grouped == grouped[:, :1]).all(dim=1, keepdim=True)",
      "same = grouped.std(dim=1, keepdim=True) == 0"),
     ("walkthrough: TRL's ε = 1e-4 as the default, not verl's 1e-6",

@@ -340,6 +340,10 @@ def _simpler(inputs: dict) -> list[dict]:
         out.append({k: v[:n] if k in arrays and v.shape[0] == rows
                     else n if type(v) is int and v == rows else v
                     for k, v in inputs.items()})
+    for i in range(1, rows if rows > 1 else 0):  # or one row alone, the one that fails
+        out.append({k: v[i : i + 1] if k in arrays and v.shape[0] == rows
+                    else 1 if type(v) is int and v == rows else v
+                    for k, v in inputs.items()})
     wide = [v for v in arrays.values() if v.ndim == 2]
     if wide:
         T = wide[0].shape[1]  # response length

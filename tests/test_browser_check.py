@@ -31,6 +31,16 @@ def pages(chromium, site_url):
         page.context.close()
 
 
+def _failing_check(page, exercise_id: str, code: str) -> str:
+    """Check ``code`` in the exercise's cell: Check fails it; its output."""
+    edit(page, exercise_id, code)
+    out = press(page, exercise_id, "check")
+    passed, total = map(int, page.locator(f"[data-runner='{exercise_id}'] .rl-status")
+                        .text_content().split("/"))
+    assert passed < total, out
+    return out
+
+
 def _trap(exercise_id: str, why: str) -> str:
     lesson = LESSONS[exercise_id]
     trap = next(t for t in lesson.traps if t.why.startswith(why))
@@ -39,24 +49,15 @@ def _trap(exercise_id: str, why: str) -> str:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_check_fails_a_multiply_by_the_mask_and_says_what_the_padding_held(pages, lang):
-    page = pages[lang]
-    edit(page, "ppo/importance_ratio", _trap("ppo/importance_ratio", "TODO 2"))
-    out = press(page, "ppo/importance_ratio", "check")
-    passed, total = map(int, page.locator("[data-runner='ppo/importance_ratio'] .rl-status")
-                        .text_content().split("/"))
-    assert passed < total, out
+    out = _failing_check(pages[lang], "ppo/importance_ratio",
+                         _trap("ppo/importance_ratio", "TODO 2"))
     assert WORDS[lang]["padding"] in out and WORDS[lang]["first"] in out, out
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_check_fails_a_wrong_default_and_names_the_default_it_left_out(pages, lang):
-    page = pages[lang]
     answer = LESSONS["ppo/compute_gae"].exercise(blanked=False)
-    edit(page, "ppo/compute_gae", answer.replace("lam=0.95", "lam=0.9"))
-    out = press(page, "ppo/compute_gae", "check")
-    passed, total = map(int, page.locator("[data-runner='ppo/compute_gae'] .rl-status")
-                        .text_content().split("/"))
-    assert passed < total, out
+    out = _failing_check(pages[lang], "ppo/compute_gae", answer.replace("lam=0.95", "lam=0.9"))
     assert WORDS[lang]["left_out"] in out, out
 
 
@@ -65,10 +66,6 @@ def test_check_fails_where_after_exp_by_its_nan_gradient(pages, lang):
     """The walkthrough's trap: torch.where(mask, exp(log ρ), 1) gives the right values and a NaN
     gradient on padding. The learner's worker takes the gradient with the browser's autograd,
     the judge the answer's."""
-    page = pages[lang]
-    edit(page, "ppo/importance_ratio", _trap("ppo/importance_ratio", "walkthrough: torch.where"))
-    out = press(page, "ppo/importance_ratio", "check")
-    passed, total = map(int, page.locator("[data-runner='ppo/importance_ratio'] .rl-status")
-                        .text_content().split("/"))
-    assert passed < total, out
+    out = _failing_check(pages[lang], "ppo/importance_ratio",
+                         _trap("ppo/importance_ratio", "walkthrough: torch.where"))
     assert WORDS[lang]["gradient"] in out, out

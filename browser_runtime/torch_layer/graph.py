@@ -112,9 +112,11 @@ def _decorate(context: Callable[[], Any], func: Callable[..., Any]) -> Callable[
     return wrapper
 
 
-class no_grad:
-    """``torch.no_grad``: operations inside record no graph; a context manager and a decorator
-    (``@torch.no_grad()`` or ``@torch.no_grad``)."""
+class _GradMode:
+    """A context manager and a decorator (``@torch.no_grad()`` or ``@torch.no_grad``) that sets
+    grad mode to ``ENABLED`` inside and puts back what it was after."""
+
+    ENABLED = False
 
     def __new__(cls, orig_func: Callable[..., Any] | None = None) -> Any:
         if orig_func is None:
@@ -126,7 +128,7 @@ class no_grad:
 
     def __enter__(self) -> None:
         self.prev = MODE.enabled
-        MODE.enabled = False
+        MODE.enabled = self.ENABLED
 
     def __exit__(self, *exc: object) -> bool:
         MODE.enabled = self.prev
@@ -136,27 +138,16 @@ class no_grad:
         return _decorate(type(self), func)
 
 
-class enable_grad:
+class no_grad(_GradMode):
+    """``torch.no_grad``: operations inside record no graph."""
+
+    ENABLED = False
+
+
+class enable_grad(_GradMode):
     """``torch.enable_grad``: grad mode on inside (within a ``no_grad`` block)."""
 
-    def __new__(cls, orig_func: Callable[..., Any] | None = None) -> Any:
-        if orig_func is None:
-            return super().__new__(cls)
-        return _decorate(cls, orig_func)
-
-    def __init__(self, orig_func: Callable[..., Any] | None = None) -> None:
-        self.prev = MODE.enabled
-
-    def __enter__(self) -> None:
-        self.prev = MODE.enabled
-        MODE.enabled = True
-
-    def __exit__(self, *exc: object) -> bool:
-        MODE.enabled = self.prev
-        return False
-
-    def __call__(self, func: Callable[..., Any]) -> Callable[..., Any]:
-        return _decorate(type(self), func)
+    ENABLED = True
 
 
 class set_grad_enabled:

@@ -672,6 +672,17 @@ def _controlled(page) -> None:
                what="the service worker in control of the page")
 
 
+def _service_worker_offline(page, index_url: str) -> None:
+    """Wait until the service worker's own fetches fail. Playwright lets a service worker that
+    (re)starts run before it applies the context's offline state to it (CI met the race: a
+    worker stopped while idle came back online for its first fetches); a file no cache holds,
+    under the runtime's folder, goes through the worker to the network."""
+    wait_until(page, """async (url) => {
+        try { await fetch(url, {cache: 'no-store'}); return false; } catch { return true; }
+    }""", index_url + "no-such-file-offline-probe", timeout=30_000,
+               what="the service worker offline")
+
+
 @pytest.fixture
 def with_sw(chromium, site_url):
     """A page of its own with the site's service worker in control (the caches it keeps)."""
@@ -751,6 +762,7 @@ def test_a_damaged_runtime_entry_offline_names_its_file_and_heals_online(with_sw
     }""", [args["runtimeCache"], args["indexURL"] + "pyodide.asm.js"])
     with_sw.context.set_offline(True)
     with_sw.reload()
+    _service_worker_offline(with_sw, args["indexURL"])
     out = run(with_sw, A, "print('hello')\n")
     assert "Could not load pyodide.asm.js" in out, out
     with_sw.context.set_offline(False)

@@ -14,7 +14,7 @@
 // File: {format: FORMAT, version: 1, exported: ISO time, entries: {key: value}}; the keys lack the
 // site's prefix (dom.js PREFIX), so a file moves between copies of the site at other paths.
 
-import { isRecord, validDrillRecord, validMisses, validWork } from "./dom.js";
+import { ASIDE, isRecord, KEYS, validDrillRecord, validMisses, validWork } from "./dom.js";
 import { validReview } from "./review.js";
 
 export const FORMAT = "rl-ops-progress";
@@ -25,21 +25,23 @@ export const VERSION = 1; // of the file's layout; a file of a later one is refu
 // no kind here (one kept aside, or of a later site) is taken as it is, and never merged.
 const KINDS = [
   [
-    (k) => k.endsWith("/previous"),
+    (k) => k.endsWith(ASIDE.previous),
     (v) => isRecord(v) && Object.values(v).every(validWork),
     (a, b) => union(a, b, (x) => x),
   ],
-  [(k) => k === "drill/misses", validMisses, (a, b) => union(a, b, Math.max)],
-  [(k) => k.startsWith("drill/typed/"), isRecord, () => null],
-  [(k) => k.startsWith("drill/"), validDrillRecord, sameDrill],
-  [(k) => k.startsWith("solved/"), (v) => isRecord(v) && typeof v.version === "string", () => null],
-  [(k) => k.startsWith("cell/"), validWork, () => null],
-  [(k) => k.startsWith("review/"), validReview, laterReview],
+  [(k) => k === KEYS.drillMisses, validMisses, (a, b) => union(a, b, Math.max)],
+  [(k) => k.startsWith(KEYS.drillTyped), isRecord, () => null],
+  [(k) => k.startsWith(KEYS.drill), validDrillRecord, sameDrill],
+  [(k) => k.startsWith(KEYS.solved), (v) => isRecord(v) && typeof v.version === "string", () => null],
+  [(k) => k.startsWith(KEYS.cell), validWork, () => null],
+  [(k) => k.startsWith(KEYS.review), validReview, laterReview],
 ];
 const ANY = [null, () => true, () => null];
-const kindOf = (key) => (key.includes("/imported/") ? ANY : (KINDS.find(([which]) => which(key)) ?? ANY));
+const kindOf = (key) => (key.includes(ASIDE.imported) ? ANY : (KINDS.find(([which]) => which(key)) ?? ANY));
 // the exercise a record belongs to: cell/<id>, solved/<id>, drill/<id>, drill/<id>/v/<version>
-const exerciseOf = (key) => key.replace(/^(cell|solved|drill|review)\//, "").replace(/\/v\/[^/]+$/, "");
+const RECORD_OF = new RegExp(`^(${[KEYS.cell, KEYS.solved, KEYS.drill, KEYS.review].join("|")})`);
+const OLDER = new RegExp(`${ASIDE.version}[^/]+$`);
+const exerciseOf = (key) => key.replace(RECORD_OF, "").replace(OLDER, "");
 
 /** `mine` with every entry of `theirs` it lacks, and `both(mine's, theirs)` where both have one. */
 function union(mine, theirs, both) {
@@ -108,7 +110,7 @@ export function planImport(file, storage, prefix, current, now = Date.now()) {
     try {
       mine = JSON.parse(raw ?? "null");
     } catch {
-      writes.push([`${prefix}${key}/unreadable/${now}`, raw]); // as readJSON sets one aside
+      writes.push([`${prefix}${key}${ASIDE.unreadable}${now}`, raw]); // as readJSON sets one aside
     }
     const merged = mine !== null && valid(mine) ? merge(mine, theirs) : null;
     if (mine === null) {
@@ -120,11 +122,11 @@ export function planImport(file, storage, prefix, current, now = Date.now()) {
       write(key, merged);
       counts.merged++;
     } else if (latest(theirs) && !latest(mine)) {
-      write(`${key}/imported/${now}`, mine); // this browser's is of an older version: kept beside
+      write(`${key}${ASIDE.imported}${now}`, mine); // this browser's is of an older version: kept beside
       write(key, theirs);
       counts.aside++;
     } else {
-      write(`${key}/imported/${now}`, theirs);
+      write(`${key}${ASIDE.imported}${now}`, theirs);
       counts.aside++;
     }
   }

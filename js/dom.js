@@ -41,7 +41,7 @@ export function readJSON(key, valid = () => true) {
     /* not JSON: set aside below */
   }
   try {
-    localStorage.setItem(`${key}/unreadable/${Date.now()}`, raw);
+    localStorage.setItem(`${key}${ASIDE.unreadable}${Date.now()}`, raw);
     localStorage.removeItem(key);
   } catch {
     /* cannot even set it aside (storage full): leave it where it is */
@@ -67,13 +67,21 @@ export function saveJSON(key, value) {
   }
 }
 
-// Each site's keys apart: a site at the origin's root keeps "rl-ops/", one under a path
-// ("/proj/", a GitHub Pages project site) "rl-ops@/proj/", so that two sites on one origin never
-// read or overwrite each other's work. Such a site copies, once, what it kept under "rl-ops/"
-// before its keys had its path (nothing is lost; the copy is left where it was).
+// ---- head: the storage prefix. overrides/main.html runs this block as it is in the page's <head>
+// (site_build/plugin.py inlines it), to read the clean-slate setting before the page is drawn:
+// plain script between these two lines, no imports, no exports.
+// Each site's keys apart: a site at the origin's root keeps "rl-ops/", one under a path ("/proj/",
+// a GitHub Pages project site) "rl-ops@/proj/", so that two sites on one origin never read or
+// overwrite each other's work.
 const LEGACY = "rl-ops/";
+const prefixOf = (sitePath) => (sitePath === "/" ? LEGACY : `rl-ops@${sitePath}`);
+const SETTINGS = "settings"; // the one key of the learner's settings: {cleanSlate: bool} (cleanslate.js)
+// ---- end of head
+
 const SITE_PATH = globalThis.location ? new URL(siteConfig().base ?? "./", location.href).pathname : "/"; // "/" off a page
-export const PREFIX = SITE_PATH === "/" ? LEGACY : `rl-ops@${SITE_PATH}`;
+export const PREFIX = prefixOf(SITE_PATH);
+// A site under a path copies, once, what it kept under "rl-ops/" before its keys had its path
+// (nothing is lost; the copy is left where it was).
 try {
   if (PREFIX !== LEGACY && localStorage.getItem(`${PREFIX}copied`) === null) {
     for (const key of Object.keys(localStorage).filter((k) => k.startsWith(LEGACY))) {
@@ -87,18 +95,27 @@ try {
   /* storage disabled or full: the widgets say so when they save */
 }
 
-/** Every localStorage key the site writes, by its prefix (+ exercise id, unless said otherwise). */
-export const STORAGE = {
-  cell: `${PREFIX}cell/`, // a cell's work: {version, blanks, editor, editing} (runner.js); + "/previous"
-  solved: `${PREFIX}solved/`, // {version} once the exercise passed Check (runner.js; progress.js reads)
-  drill: `${PREFIX}drill/`, // a drill's record: {version, best, attempts} (drill.js; progress.js reads);
-  // one of an older version is kept under + "/v/<version>" when the current one starts
-  drillTyped: `${PREFIX}drill/typed/`, // what was typed into a drill's mask: {mask, answers}
-  drillMisses: `${PREFIX}drill/misses`, // the one key: {token text: times missed}, every drill's
-  settings: `${PREFIX}settings`, // the one key: {cleanSlate: bool} (cleanslate.js; main.html's head reads it too)
-  revealed: `${PREFIX}revealed/`, // {version}: the learner asked to see an exercise's answer (cleanslate.js)
-  review: `${PREFIX}review/`, // {version, card}: the exercise's review schedule (review.js; progress.js reads)
+/** Every localStorage key the site writes, without the prefix (+ exercise id, unless said
+ * otherwise): the one home of their shapes (backup.js reads them without the prefix too). */
+export const KEYS = {
+  cell: "cell/", // a cell's work: {version, blanks, editor, editing} (runner.js); + ASIDE.previous
+  solved: "solved/", // {version} once the exercise passed Check (runner.js; progress.js reads)
+  drill: "drill/", // a drill's record: {version, best, attempts} (drill.js; progress.js reads);
+  // one of an older version is kept under + ASIDE.version + <version> when the current one starts
+  drillTyped: "drill/typed/", // what was typed into a drill's mask: {mask, answers}
+  drillMisses: "drill/misses", // the one key: {token text: times missed}, every drill's
+  settings: SETTINGS, // the one key (cleanslate.js; main.html's head reads it too)
+  revealed: "revealed/", // {version}: the learner asked to see an exercise's answer (cleanslate.js)
+  review: "review/", // {version, card}: the exercise's review schedule (review.js; progress.js reads)
 };
+
+/** What a key's suffix keeps beside its value (key + suffix): a cell's saved work of older
+ * versions, a drill's record of an older version (+ the version), a value that was not readable
+ * (+ the time), this browser's or an imported file's record that lost a merge (+ the time). */
+export const ASIDE = { previous: "/previous", version: "/v/", unreadable: "/unreadable/", imported: "/imported/" };
+
+/** Every localStorage key the site writes, with this site's prefix. */
+export const STORAGE = Object.fromEntries(Object.entries(KEYS).map(([name, key]) => [name, PREFIX + key]));
 
 /** A plain object (not null, not an array). */
 export const isRecord = (v) => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
+from .pages import PAGES
+
 __all__ = ["FLAGS", "ISOLATED", "PAGES", "SITE", "browser", "chromium_path", "serve"]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -175,6 +177,3 @@ def browser() -> Iterator[object]:
                 print(f"chromium did not close cleanly: {err!r}", file=sys.stderr)
 
 
-# the site's main pages (paths under each language's root): the accessibility test, the
-# screenshots, and the page weights the benchmark measures
-PAGES = ["", "ppo/", "grpo/", "beyond/", "s21/", "s21/demo/", "dpo/", "glossary/"]

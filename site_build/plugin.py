@@ -54,6 +54,7 @@ from .directives import DirectiveError, directives, expand, localize_snippets, p
 from .katex import Katex, KatexError, KatexExtension
 from .languages import LANGUAGES  # the default first: its pages carry .zh.md or no suffix
 from .lessons import Lesson, download, find_lessons
+from .pages import nav_files
 
 # how long the worker waits for numpy's download before it says which file did not come
 NUMPY_TIMEOUT_MS = 20_000
@@ -87,20 +88,7 @@ class Chapter:
 
 def _in_nav_order(chapters: list[Chapter], nav: object) -> list[Chapter]:
     """``chapters`` in the order their folders first appear in mkdocs.yml's ``nav``."""
-    paths: list[str] = []
-
-    def walk(item: object) -> None:
-        if isinstance(item, str):
-            paths.append(item)
-        elif isinstance(item, dict):
-            for value in item.values():
-                walk(value)
-        elif isinstance(item, list):
-            for value in item:
-                walk(value)
-
-    walk(nav or [])
-    folders = [Path(p).parent.as_posix() for p in paths]
+    folders = [Path(p).parent.as_posix() for p in nav_files(nav or [])]
     return sorted(chapters, key=lambda c: folders.index(c.folder) if c.folder in folders
                   else len(folders))
 
@@ -321,8 +309,11 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
 
     def on_env(self, env, config: MkDocsConfig, files: Files):
         """``tojson`` writes characters as they are: rl-config's Chinese strings in UTF-8, not
-        ``\\uXXXX`` (a third of the bytes); it still escapes ``<``, ``>``, ``&`` and ``'``."""
+        ``\\uXXXX`` (a third of the bytes); it still escapes ``<``, ``>``, ``&`` and ``'``. The
+        head's storage block (:func:`storage_head`) is every template's."""
         env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+        # every page's head (the 404 page's too): the storage prefix, from js/dom.js
+        env.globals["rl_storage_head"] = storage_head(self.root / "js" / "dom.js")
         return env
 
     def on_page_context(self, context, page: Page, config: MkDocsConfig, nav):
@@ -355,6 +346,19 @@ class RlOpsPlugin(BasePlugin[RlOpsConfig]):
     def on_shutdown(self) -> None:
         if self.katex is not None:
             self.katex.close()
+
+
+def storage_head(dom_js: Path) -> str:
+    """js/dom.js's block between ``// ---- head:`` and ``// ---- end of head`` (the storage
+    prefix and the settings key): overrides/main.html runs it in the page's head, so the rule
+    has one home."""
+    found = re.search(r"^// ---- head:.*?$(.*?)^// ---- end of head$",
+                      dom_js.read_text(encoding="utf-8"), re.S | re.M)
+    if found is None:
+        raise PluginError(f"{dom_js}: no '// ---- head:' ... '// ---- end of head' block")
+    # the code, without its comment lines (they stay in dom.js)
+    return "\n".join(line for line in found.group(1).strip().splitlines()
+                     if not line.lstrip().startswith("//"))
 
 
 _HEAD_ALTERNATE = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')

@@ -52,6 +52,15 @@ def inputs(draw):
 # --8<-- [end:check]
 
 
+# --8<-- [start:traps]
+TRAPS = [
+    ("TODO 1: exp without the mask: padding's log-ratio comes through",
+     "(new_logprobs - old_logprobs).masked_fill(mask == 0, 0.0).exp()",
+     "(new_logprobs - old_logprobs).exp()"),
+]
+# --8<-- [end:traps]
+
+
 # --8<-- [start:zh]
 ZH = {
     "1 on padding, in one line.": "padding 上为 1，一行写完。",
@@ -163,7 +172,10 @@ def test_check_finds_the_new_exercise_in_the_wheel_and_tells_right_from_wrong(si
     lesson = (site / "docs" / f"{ID}.py").read_text(encoding="utf-8")
     code = lesson.split("# --8<-- [end:exercise]")[0].split("[start:exercise]\n")[1]
     results = []
-    for program in (code, code.replace(ANSWER, "(new_logprobs - old_logprobs).exp()")):
+    from site_build.lessons import Lesson
+
+    (trap,) = Lesson.load(site / "docs" / f"{ID}.py").traps  # step 2's traps section
+    for program in (code, trap.apply(code)):
         proc = subprocess.run([sys.executable, "-c", script], input=program, capture_output=True,
                               text=True, timeout=120, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr

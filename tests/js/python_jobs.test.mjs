@@ -53,7 +53,10 @@ function run(rt, code, limits = {}) {
 
 /** Let messages on the ports and promise callbacks run (setImmediate is never mocked here). */
 async function settle(until = () => true) {
-  for (let i = 0; i < 200 && !until(); i++) await new Promise((r) => setImmediate(r));
+  // bounded by time, not by turns: crypto.subtle's digests (the boot image's) finish off the event
+  // loop, in as many turns as the machine's load makes it (200 turns once fell short)
+  const deadline = Date.now() + 10_000;
+  while (!until() && Date.now() < deadline) await new Promise((r) => setImmediate(r));
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
 }
 
@@ -84,6 +87,7 @@ async function makeJob() {
   const fresh = (w) => w.config.judge && w.jobs.some((j) => j.kind === "make" && !taken.has(j));
   await settle(() => workers.some(fresh));
   const maker = workers.find(fresh);
+  assert.ok(maker, "no make job reached a judge's worker within 10 s");
   const msg = maker.jobs.find((j) => j.kind === "make" && !taken.has(j));
   taken.add(msg);
   return { maker, msg };

@@ -61,6 +61,12 @@ class Vectors:
         assert name not in {c["name"] for c in cases}, name
         cases.append({"name": name, "kwargs": kwargs, "inputs": inputs, "outputs": outputs})
 
+    def merge(self, part: Vectors) -> None:
+        """Add the operators and defaults of ``part``, one family of cases of the same library."""
+        assert part.pin == self.pin and not part.operators.keys() & self.operators.keys()
+        self.operators.update(part.operators)
+        self.defaults.update(part.defaults)
+
     def data(self) -> dict[str, Any]:
         return {"pin": self.pin.provenance(), "operators": self.operators,
                 "defaults": self.defaults}

@@ -89,13 +89,12 @@ class _Maker:
         self.get_cumulative_returns = types.MethodType(lib["get_cumulative_returns"], self)
 
 
-def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
-    """Every OpenRLHF case, as :class:`peers.collect.Vectors` data."""
-    f = load(pin, wheel)
-    mu, ml, em = f["mu"], f["ml"], f["em"]
+# ---- compute_approx_kl: estimators, clamps, unbiased_gradient ----------------------------
+def _approx_kl_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """compute_approx_kl (openrlhf/models/utils.py) at the pinned version: k1, k2, k3, the
+    clamps, unbiased_gradient; value and gradient."""
+    mu = f["mu"]
     v = Vectors(pin)
-
-    # ---- compute_approx_kl: estimators, clamps, unbiased_gradient ----------------------------
     v.operator("compute_approx_kl", mu.where("compute_approx_kl"),
                "grad_log_probs is d(sum of the output)/d log_probs by autograd; outputs: kl")
     for dtype, dt in DTYPES.items():
@@ -123,8 +122,15 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                 v.case("compute_approx_kl",
                        f"{dtype} {estimator} unbiased_gradient={unbiased}{tag}", kwargs, inputs,
                        run)
+    return v
 
-    # ---- compute_reward: −β·kl on every token, the score on the last -------------------------
+
+# ---- compute_reward: −β·kl on every token, the score on the last -------------------------
+def _reward_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """compute_reward (openrlhf/models/utils.py) at the pinned version, on compute_approx_kl's
+    k1."""
+    mu = f["mu"]
+    v = Vectors(pin)
     v.operator("compute_reward", mu.where("compute_reward"),
                "kl = compute_approx_kl(log_probs, log_probs_base, kl_estimator='k1') of the "
                "inputs, as the experience maker computes it; outputs: reward")
@@ -145,8 +151,14 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
         v.case("compute_reward", f"{dtype} kl_coef={kl_coef}",
                {"kl_coef": kl_coef, "kl_estimator": "k1"}, inputs, run)
+    return v
 
-    # ---- PolicyLoss (dual clip) and ValueLoss ------------------------------------------------
+
+# ---- PolicyLoss (dual clip) and ValueLoss ------------------------------------------------
+def _policy_value_loss_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """PolicyLoss (dual clip) and ValueLoss (openrlhf/models/loss.py) at the pinned version."""
+    ml = f["ml"]
+    v = Vectors(pin)
     v.operator("PolicyLoss", ml.where("PolicyLoss"),
                "PolicyLoss(**kwargs)(log_probs, old_log_probs, advantages, action_mask); "
                "outputs: loss")
@@ -198,8 +210,14 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         label = " no token" if layouts != ALL_LAYOUTS else ""
         v.case("ValueLoss", f"{dtype} clip_eps={clip_eps}{label}", {"clip_eps": clip_eps},
                inputs, run)
+    return v
 
-    # ---- PairWiseLoss and DPOLoss ------------------------------------------------------------
+
+# ---- PairWiseLoss and DPOLoss ------------------------------------------------------------
+def _pairwise_dpo_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """PairWiseLoss and DPOLoss (openrlhf/models/loss.py) at the pinned version."""
+    ml = f["ml"]
+    v = Vectors(pin)
     v.operator("PairWiseLoss", ml.where("PairWiseLoss"), "outputs: loss")
     v.operator("DPOLoss", ml.where("DPOLoss"),
                "DPOLoss(beta, label_smoothing=0.0, ipo=False); outputs: loss (the batch mean)")
@@ -227,8 +245,16 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
             v.case("DPOLoss", f"{dtype} beta={beta}", {"beta": beta, "label_smoothing": 0.0},
                    dict(lp), run)
+    return v
 
-    # ---- advantages: compute_advantages_and_returns ------------------------------------------
+
+# ---- advantages: compute_advantages_and_returns ------------------------------------------
+def _advantage_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """RemoteExperienceMaker.compute_advantages_and_returns (experience_maker.py), called
+    whole, at the pinned version: group_norm, dr_grpo, rloo, reinforce_baseline, reinforce
+    and gae."""
+    em = f["em"]
+    v = Vectors(pin)
     v.operator(
         "RemoteExperienceMaker.compute_advantages_and_returns",
         em.where("RemoteExperienceMaker.compute_advantages_and_returns"),
@@ -272,17 +298,30 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
                 v.case("RemoteExperienceMaker.compute_advantages_and_returns",
                        f"{dtype} {label} {estimator} kl_coef={kl_coef}", kwargs, inputs, run)
+    return v
 
-    # ---- the defaults the docstrings state ------------------------------------------------------
+
+# ---- the defaults the docstrings state ------------------------------------------------------
+def _defaults(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """No cases: the options of the pinned version's train_ppo_ray.py that the docstrings
+    state."""
     cli = Source(pin, wheel, "openrlhf/cli/train_ppo_ray.py")
+    v = Vectors(pin)
     v.defaults.update(argparse_options(
         cli, "--actor.eps_clip", "--actor.eps_clip_low_high", "--actor.dual_clip",
         "--actor.loss_agg_mode", "--critic.value_clip", "--algo.kl.init_coef",
         "--algo.kl.estimator", "--algo.kl.unbiased_gradient", "--algo.kl.use_loss",
         "--algo.advantage.estimator", "--algo.advantage.gamma", "--algo.advantage.lambd",
         "--algo.advantage.is_correction_level"))
-    # ---- DAPO: the overlong penalty and dynamic filtering (overlong_penalty,
-    # informative_groups) ---------------------------------------------------------------------
+    return v
+
+
+# ---- DAPO: the overlong penalty and dynamic filtering (overlong_penalty,
+# informative_groups) ---------------------------------------------------------------------
+def _overlong_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """apply_overlong_penalty (ppo_utils/length_penalty.py) at the pinned version: DAPO's
+    overlong penalty."""
+    v = Vectors(pin)
     lp = Source(pin, wheel, "openrlhf/trainer/ppo_utils/length_penalty.py")
     penalty = lp.define({"List": list, "logger": _quiet}, "apply_overlong_penalty")
     v.operator(
@@ -313,7 +352,15 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
             v.case("apply_overlong_penalty",
                    f"{dtype} max_new_tokens={max_new} overlong_buffer_len={buf} "
                    f"overlong_penalty_factor={factor}", kwargs, inputs, run)
+    return v
 
+
+def _dynamic_filtering_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """The dynamic-filtering statement of SamplesGenerator._generate_vllm
+    (ppo_utils/samples_generator.py) at the pinned version, once per prompt; and the
+    overlong and filtering options of train_ppo_ray.py."""
+    cli = Source(pin, wheel, "openrlhf/cli/train_ppo_ray.py")
+    v = Vectors(pin)
     sg = Source(pin, wheel, "openrlhf/trainer/ppo_utils/samples_generator.py")
     keep_block = sg.statements("SamplesGenerator._generate_vllm", "if dynamic_filtering and all(",
                                "if dynamic_filtering and all(")
@@ -357,23 +404,40 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         cli, "--reward.overlong_buffer_len", "--reward.overlong_penalty_factor",
         "--algo.dynamic_filtering_enable", "--algo.dynamic_filtering_range",
         "--rollout.max_new_tokens", "--data.max_len", "--reward.stop_properly_penalty_coef"))
+    return v
 
-    # ---- offpolicy: the rollout correction options its docstrings state ------------------------
+
+# ---- offpolicy: the rollout correction options its docstrings state ------------------------
+def _off_policy_defaults(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """No cases: the rollout correction options of the pinned version's train_ppo_ray.py."""
+    cli = Source(pin, wheel, "openrlhf/cli/train_ppo_ray.py")
+    v = Vectors(pin)
     v.defaults.update(argparse_options(
         cli, "--algo.advantage.is_correction_mode", "--algo.advantage.is_correction_gating",
         "--algo.advantage.is_correction_threshold"))
+    return v
 
-    # ---- SAPO and KL-Cov: the wheel has neither ---------------------------------------------
+
+# ---- SAPO and KL-Cov: the wheel has neither ---------------------------------------------
+def _sapo_kl_cov_files(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """No cases: the files of the pinned wheel that mention SAPO or KL-Cov (none)."""
+    v = Vectors(pin)
     with zipfile.ZipFile(wheel) as z:
         files = sorted(n for n in z.namelist() if n.endswith(".py") and any(
             word in z.read(n).decode("utf-8").lower() for word in ("sapo", "kl_cov")))
     v.defaults["files mentioning sapo or kl_cov"] = {"value": files, "module": "*", "line": 0}
-    # ---- GSPO (beyond/gspo_loss) ----------------------------------------------------------------
-    _gspo_cases(v, f, ml, cli)
+    return v
 
-    # ---- token_logprobs, token_entropy: log_probs_from_logits, compute_entropy ---------------
-    # Actor.forward divides the logits by the temperature in place, then takes both; here
-    # log_probs_from_logits gets the temperature itself (it divides in place the same way)
+
+# ---- token_logprobs, token_entropy: log_probs_from_logits, compute_entropy ---------------
+# Actor.forward divides the logits by the temperature in place, then takes both; here
+# log_probs_from_logits gets the temperature itself (it divides in place the same way)
+def _logprobs_entropy_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """log_probs_from_logits and compute_entropy (openrlhf/models/utils.py) at the pinned
+    version, at a temperature."""
+    mu = f["mu"]
+    cli = Source(pin, wheel, "openrlhf/cli/train_ppo_ray.py")
+    v = Vectors(pin)
     lg = mu.define({"torch": torch, "F": F}, "_logsumexp_by_chunk", "log_probs_from_logits",
                    "compute_entropy")
     v.operator("log_probs_from_logits", mu.where("log_probs_from_logits"),
@@ -394,7 +458,7 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     only_logits = {dtype: {"logits": x["logits"]} for dtype, x in inputs.items()}
     temperature_cases(v, "compute_entropy", only_logits, (1.0, 0.7, 1.5), entropy)
     v.defaults.update(argparse_options(cli, "--rollout.temperature", "--actor.entropy_coef"))
-    return v.data()
+    return v
 
 
 def _run_block(block: tuple[Any, dict[str, Any]], **variables: Any) -> dict[str, Any]:
@@ -405,9 +469,13 @@ def _run_block(block: tuple[Any, dict[str, Any]], **variables: Any) -> dict[str,
     return ns
 
 
-def _gspo_cases(v: Vectors, f: dict[str, Any], ml: Source, cli: Source) -> None:
-    """PolicyLoss(policy_loss_type="gspo"): value and gradient (autograd w.r.t. log_probs), no
-    rollout correction; the inputs are verl's GSPO cases' (:func:`peers.verl._gspo_inputs`)."""
+# ---- GSPO (beyond/gspo_loss) ------------------------------------------------------------------
+def _gspo_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """PolicyLoss(policy_loss_type="gspo") (openrlhf/models/loss.py) at the pinned version: value
+    and gradient (autograd w.r.t. log_probs), no rollout correction; the inputs are verl's GSPO
+    cases' (:func:`peers.verl._gspo_inputs`); and the policy losses train_ppo_ray.py offers."""
+    ml, cli = f["ml"], Source(pin, wheel, "openrlhf/cli/train_ppo_ray.py")
+    v = Vectors(pin)
     flag = "--actor.policy_loss_type"
     v.defaults.update(argparse_options(cli, flag))
     for node in ast.walk(cli.tree):  # the policy losses it offers (no CISPO)
@@ -446,3 +514,19 @@ def _gspo_cases(v: Vectors, f: dict[str, Any], ml: Source, cli: Source) -> None:
 
             v.case("PolicyLoss (gspo)",
                    f"{dtype} {label} clip_eps_low={low} clip_eps_high={high}", conv, inputs, run)
+    return v
+
+
+# every family of cases, in the order they were written (each seeds its own generators)
+FAMILIES = (_approx_kl_cases, _reward_cases, _policy_value_loss_cases, _pairwise_dpo_cases,
+            _advantage_cases, _defaults, _overlong_cases, _dynamic_filtering_cases,
+            _off_policy_defaults, _sapo_kl_cov_files, _gspo_cases, _logprobs_entropy_cases)
+
+
+def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
+    """Every OpenRLHF case, as :class:`peers.collect.Vectors` data: each family's in turn."""
+    f = load(pin, wheel)
+    v = Vectors(pin)
+    for family in FAMILIES:
+        v.merge(family(pin, wheel, f))
+    return v.data()

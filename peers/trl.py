@@ -16,7 +16,7 @@ import math
 import types
 import zipfile
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -183,13 +183,12 @@ def _loss_batch(inputs: dict[str, Any]) -> tuple[torch.Tensor, dict[str, Any]]:
     return logps, batch
 
 
-def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
-    """Every TRL case, as :class:`peers.collect.Vectors` data."""
-    lib = load(pin, wheel)
-    ut, gr, u = lib["ut"], lib["gr"], lib["utils"]
+# ---- GRPO policy loss: _compute_loss, value and gradient ---------------------------------
+def _grpo_loss_cases(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
+    """GRPOTrainer._compute_loss (grpo_trainer.py), called whole, at the pinned version: loss
+    types grpo, bnpo, dr_grpo and dapo, value and gradient."""
+    gr = lib["gr"]
     v = Vectors(pin)
-
-    # ---- GRPO policy loss: _compute_loss, value and gradient ---------------------------------
     v.operator(
         "GRPOTrainer._compute_loss", gr.where("GRPOTrainer._compute_loss"),
         "called whole on a stand-in self (one process, one step, no vLLM, no entropy mask or "
@@ -233,8 +232,15 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                                     if key != "max_completion_length")
                     v.case("GRPOTrainer._compute_loss", f"{dtype} {name}{tag}", kwargs, inputs,
                            run)
+    return v
 
-    # ---- GRPO advantages: scale_rewards ------------------------------------------------------
+
+# ---- GRPO advantages: scale_rewards ------------------------------------------------------
+def _grpo_advantage_cases(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
+    """The advantages statements of GRPOTrainer._generate_and_score_completions at the
+    pinned version: scale_rewards group, batch and none."""
+    u = lib["utils"]
+    v = Vectors(pin)
     grpo_adv = _advantages_operator(
         v, "GRPOTrainer", lib["grpo_adv"],
         "multi_objective_aggregation 'sum_then_normalize', the given scale_rewards and "
@@ -250,8 +256,15 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                 return _advantages(lib["grpo_adv"], s, u["nanstd"], me, num_generations=G)
 
             v.case(grpo_adv, f"{dtype} {label} scale_rewards={scale}", kwargs, inputs, run)
+    return v
 
-    # ---- RLOO advantages with the KL in the reward -------------------------------------------
+
+# ---- RLOO advantages with the KL in the reward -------------------------------------------
+def _rloo_advantage_cases(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
+    """The advantages statements of RLOOTrainer._generate_and_score_completions at the
+    pinned version: the KL in the reward, normalize_advantages."""
+    u = lib["utils"]
+    v = Vectors(pin)
     rloo_adv = _advantages_operator(
         v, "RLOOTrainer", lib["rloo_adv"],
         "reward_clip_range None, gather = identity (one process)")
@@ -279,8 +292,16 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
             v.case(rloo_adv, f"{dtype} {label} beta={beta} normalize_advantages={normalize}",
                    kwargs, inputs, run)
+    return v
 
-    # ---- nanstd, selective_log_softmax, entropy_from_logits ----------------------------------
+
+# ---- nanstd, selective_log_softmax, entropy_from_logits ----------------------------------
+def _utils_cases(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
+    """nanstd, selective_log_softmax and entropy_from_logits (trl/trainer/utils.py) at the
+    pinned version, on the PyTorch path."""
+    ut = lib["ut"]
+    u = lib["utils"]
+    v = Vectors(pin)
     v.operator("nanstd", ut.where("nanstd"), "outputs: std")
     for dtype, dt in DTYPES.items():
         rng = np.random.default_rng(1900)
@@ -318,8 +339,14 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                    f"{dtype} temperature={temperature} chunk_size={chunk_size}",
                    {"temperature": temperature, "chunk_size": chunk_size}, {"logits": logits},
                    run)
+    return v
 
-    # ---- DPO (sigmoid) and the reward model's loss -------------------------------------------
+
+# ---- DPO (sigmoid) and the reward model's loss -------------------------------------------
+def _dpo_sigmoid_reward_cases(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
+    """The loss statements of DPOTrainer._compute_loss with loss_type sigmoid and of
+    RewardTrainer.compute_loss at the pinned version."""
+    v = Vectors(pin)
     v.operator(
         "DPOTrainer._compute_loss (sigmoid)", lib["dpo"][1],
         "the statements run from the sequence log-probs on (the model's forward pass is before "
@@ -360,13 +387,16 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
             v.case("RewardTrainer.compute_loss", f"{dtype} margin={'margin' in inputs}",
                    {"center_rewards_coefficient": None}, inputs, run)
+    return v
 
-    # ---- after DPO: IPO and robust DPO (DPOTrainer), SimPO (CPOTrainer), ORPO, KTO -----------
-    _dpo_family(v, pin, wheel, lib)
-    # ---- every other loss_type of the DPO trainer's loop ----------------------------------------
-    _dpo_loss_types(v, lib)
 
-    # ---- the defaults the docstrings state ------------------------------------------------------
+# ---- the defaults the docstrings state ------------------------------------------------------
+def _defaults(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
+    """No cases: the config defaults the docstrings state (GRPOConfig, RLOOConfig, DPOConfig,
+    CPOConfig, ORPOConfig, KTOConfig, RewardConfig), the loss types the DPO and GRPO trainers
+    know, and the files of the pinned wheel that define masked_whiten."""
+    gr = lib["gr"]
+    v = Vectors(pin)
     grpo = Source(pin, wheel, "trl/trainer/grpo_config.py")
     v.defaults.update(dataclass_fields(
         grpo, "GRPOConfig", "beta", "epsilon", "epsilon_high", "delta", "loss_type",
@@ -412,9 +442,14 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         files = sorted(n for n in z.namelist() if n.endswith(".py")
                        and "def masked_whiten(" in z.read(n).decode("utf-8"))
     v.defaults["files defining masked_whiten"] = {"value": files, "module": "*", "line": 0}
-    # ---- DAPO's soft overlong punishment, a reward function (overlong_penalty) ---------------
-    from collections.abc import Callable
+    return v
 
+
+# ---- DAPO's soft overlong punishment, a reward function (overlong_penalty) ---------------
+def _overlong_cases(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
+    """get_soft_overlong_punishment and _SoftOverlongPunishment (trl/rewards/other_rewards.py)
+    at the pinned version: DAPO's soft overlong punishment."""
+    v = Vectors(pin)
     orw = Source(pin, wheel, "trl/rewards/other_rewards.py")
     rewards = orw.define({"Callable": Callable}, "get_soft_overlong_punishment",
                          "_SoftOverlongPunishment")
@@ -444,8 +479,15 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                f"max_completion_len={max_len} soft_punish_cache={cache}", kwargs, inputs, run)
     v.defaults.update(dataclass_fields(Source(pin, wheel, "trl/trainer/grpo_config.py"),
                                        "GRPOConfig", "mask_truncated_completions"))
+    return v
 
-    # ---- off-policy corrections (offpolicy: off_policy_sequence_mask, rollout_is_weights) -------
+
+# ---- off-policy corrections (offpolicy: off_policy_sequence_mask, rollout_is_weights) -------
+def _off_policy_mask_cases(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
+    """GRPOTrainer.get_off_policy_mask (grpo_trainer.py) at the pinned version: the
+    off-policy sequence mask, NaN log-probs."""
+    gr = lib["gr"]
+    v = Vectors(pin)
     opsm = gr.define({"torch": torch}, "GRPOTrainer.get_off_policy_mask")["get_off_policy_mask"]
     v.operator("GRPOTrainer.get_off_policy_mask", gr.where("GRPOTrainer.get_off_policy_mask"),
                "a static method, called with advantages [B, 1] as _compute_loss passes them; "
@@ -483,7 +525,16 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
                 v.case("GRPOTrainer.get_off_policy_mask",
                        f"{dtype} {label} off_policy_threshold={threshold}", kwargs, inputs, run)
+    return v
 
+
+def _vllm_is_cases(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
+    """The vLLM importance-sampling statements of
+    GRPOTrainer._generate_and_score_completions at the pinned version: every mode, bounds,
+    NaN sampling log-probs."""
+    gr = lib["gr"]
+    grpo = Source(pin, wheel, "trl/trainer/grpo_config.py")
+    v = Vectors(pin)
     vis = gr.statements("GRPOTrainer._generate_and_score_completions",
                         "mask = completion_mask if tool_mask is None",
                         "if self.vllm_importance_sampling_mode in")
@@ -539,8 +590,16 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
             v.case(name, f"{dtype} {mode} clip_min=None clip_max=3.0 NaN sampling log-probs",
                    kwargs, nan_inputs, run)
     v.defaults.update(dataclass_fields(grpo, "GRPOConfig", "vllm_importance_sampling_clip_min"))
+    return v
 
-    # ---- SAPO: _compute_loss with loss_type "sapo", value and gradient -----------------------
+
+# ---- SAPO: _compute_loss with loss_type "sapo", value and gradient -----------------------
+def _sapo_cases(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
+    """GRPOTrainer._compute_loss (grpo_trainer.py) with loss_type sapo at the pinned version:
+    value and gradient; and the files of the wheel that mention kl_cov."""
+    gr = lib["gr"]
+    grpo = Source(pin, wheel, "trl/trainer/grpo_config.py")
+    v = Vectors(pin)
     v.operator(
         "GRPOTrainer._compute_loss (sapo)", gr.where("GRPOTrainer._compute_loss"),
         "called whole on the stand-in self of the GRPO cases with loss_type 'sapo' and "
@@ -580,11 +639,17 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
         files = sorted(n for n in z.namelist() if n.endswith(".py")
                        and "kl_cov" in z.read(n).decode("utf-8").lower())
     v.defaults["files mentioning kl_cov"] = {"value": files, "module": "*", "line": 0}
-    # ---- GSPO and CISPO (beyond/gspo_loss, beyond/cispo_loss) -----------------------------------
-    _gspo_cispo_cases(v, lib, pin, wheel)
+    return v
 
-    # ---- token_logprobs, token_entropy, high_entropy_mask ------------------------------------
-    # selective_log_softmax_and_entropy: TRL's one function that takes the temperature for both
+
+# ---- token_logprobs, token_entropy, high_entropy_mask ------------------------------------
+# selective_log_softmax_and_entropy: TRL's one function that takes the temperature for both
+def _logprobs_entropy_cases(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
+    """selective_log_softmax_and_entropy (trl/trainer/utils.py) at the pinned version: log-probs
+    and entropy at a temperature."""
+    ut = lib["ut"]
+    u = lib["utils"]
+    v = Vectors(pin)
     ut.define(u, "selective_log_softmax_and_entropy")
     v.operator("selective_log_softmax_and_entropy",
                ut.where("selective_log_softmax_and_entropy"),
@@ -600,8 +665,15 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
     temperature_cases(v, "selective_log_softmax_and_entropy", inputs, (1.0, 0.7, 1.5),
                       logps_and_entropy)
+    return v
 
-    # get_high_entropy_mask: the method, on a stand-in self of one process
+
+# get_high_entropy_mask: the method, on a stand-in self of one process
+def _high_entropy_mask_cases(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
+    """GRPOTrainer.get_high_entropy_mask (grpo_trainer.py) at the pinned version, on one
+    process: distinct, tied and equal entropies at every threshold."""
+    gr = lib["gr"]
+    v = Vectors(pin)
     high_entropy_mask = gr.define({"torch": torch}, "GRPOTrainer.get_high_entropy_mask")
     v.operator("GRPOTrainer.get_high_entropy_mask", gr.where("GRPOTrainer.get_high_entropy_mask"),
                "called whole on a stand-in self whose accelerator is one process "
@@ -637,13 +709,16 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     config = Source(pin, wheel, "trl/trainer/grpo_config.py")
     v.defaults.update(dataclass_fields(config, "GRPOConfig", "temperature", "entropy_coef",
                                        "use_adaptive_entropy"))
-    return v.data()
+    return v
 
 
-def _gspo_cispo_cases(v: Vectors, lib: dict[str, Any], pin: Pin, wheel: Path) -> None:
-    """GRPOTrainer._compute_loss with importance_sampling_level "sequence" (GSPO) and with
-    loss_type "cispo": value and gradient, one process, one step."""
+# ---- GSPO and CISPO (beyond/gspo_loss, beyond/cispo_loss) ---------------------------------------
+def _gspo_cispo_cases(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
+    """GRPOTrainer._compute_loss (grpo_trainer.py) at the pinned version, with
+    importance_sampling_level "sequence" (GSPO) and with loss_type "cispo": value and gradient,
+    one process, one step; and what GRPOConfig's help says of epsilon_high."""
     gr = lib["gr"]
+    v = Vectors(pin)
     # what GRPOConfig's help says of epsilon_high for CISPO (the value it recommends)
     config = Source(pin, wheel, "trl/trainer/grpo_config.py")
     for node in config.node("GRPOConfig").body:
@@ -714,12 +789,16 @@ def _gspo_cispo_cases(v: Vectors, lib: dict[str, Any], pin: Pin, wheel: Path) ->
 
         v.case("GRPOTrainer._compute_loss (cispo)", f"{dtype} epsilon_high={high}", kwargs,
                inputs, run)
+    return v
 
 
-def _dpo_family(v: Vectors, pin: Pin, wheel: Path, lib: dict[str, Any]) -> None:
-    """IPO and robust DPO from the DPO trainer's loss loop, SimPO from the experimental
-    CPOTrainer.cpo_loss, ORPO's odds-ratio term from ORPOTrainer.odds_ratio_loss, and KTO from
-    the statements of KTOTrainer._compute_loss that form its losses."""
+# ---- after DPO: IPO and robust DPO (DPOTrainer), SimPO (CPOTrainer), ORPO, KTO -------------------
+def _dpo_family(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
+    """At the pinned version: IPO and robust DPO from the DPO trainer's loss loop, SimPO from
+    the experimental CPOTrainer.cpo_loss, ORPO's odds-ratio term from
+    ORPOTrainer.odds_ratio_loss, and KTO from the statements of KTOTrainer._compute_loss that form
+    its losses."""
+    v = Vectors(pin)
     device = types.SimpleNamespace(device="cpu")
     cp = Source(pin, wheel, "trl/experimental/cpo/cpo_trainer.py")
     cpo_loss = cp.define({"torch": torch, "F": F}, "CPOTrainer.cpo_loss")["cpo_loss"]
@@ -823,6 +902,7 @@ def _dpo_family(v: Vectors, pin: Pin, wheel: Path, lib: dict[str, Any]) -> None:
                    f"{dtype} drift={drift} beta={beta} weights={w_d},{w_u}",
                    {"beta": beta, "desirable_weight": w_d, "undesirable_weight": w_u},
                    dict(inputs), run)
+    return v
 
 
 # TRL's DPO loss types beside sigmoid, ipo and robust (above), each with the settings its cases
@@ -841,10 +921,13 @@ _DPO_LOSS_TYPE_SETTINGS = [
 ]
 
 
-def _dpo_loss_types(v: Vectors, lib: dict[str, Any]) -> None:
-    """Every other loss_type of the DPO trainer's loop (hinge, exo_pair, nca_pair, bco_pair,
-    sppo_hard, aot, aot_unpaired, apo_zero, apo_down, discopop, sigmoid_norm, sft), one operator
-    each, run by the same statements as sigmoid, ipo and robust on the same kind of inputs."""
+# ---- every other loss_type of the DPO trainer's loop ------------------------------------------
+def _dpo_loss_types(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
+    """Every other loss_type of the DPO trainer's loop at the pinned version (hinge, exo_pair,
+    nca_pair, bco_pair, sppo_hard, aot, aot_unpaired, apo_zero, apo_down, discopop,
+    sigmoid_norm, sft), one operator each, run by the same statements as sigmoid, ipo and robust
+    on the same kind of inputs; several at once (mix); the constructor's exo_pair check."""
+    v = Vectors(pin)
     names = ("chosen_logps", "rejected_logps", "ref_chosen_logps", "ref_rejected_logps")
     T = 40  # the longest completion
     for loss_type in dict.fromkeys(t for _, t, _ in _DPO_LOSS_TYPE_SETTINGS):
@@ -923,3 +1006,20 @@ def _dpo_loss_types(v: Vectors, lib: dict[str, Any]) -> None:
 
         v.case("DPOTrainer.__init__ (exo_pair's label_smoothing)", f"eps={eps}",
                {"label_smoothing": eps, "loss_type": ["exo_pair"]}, {}, accept)
+    return v
+
+
+# every family of cases, in the order they were written (each seeds its own generators)
+FAMILIES = (_grpo_loss_cases, _grpo_advantage_cases, _rloo_advantage_cases, _utils_cases,
+            _dpo_sigmoid_reward_cases, _dpo_family, _dpo_loss_types, _defaults, _overlong_cases,
+            _off_policy_mask_cases, _vllm_is_cases, _sapo_cases, _gspo_cispo_cases,
+            _logprobs_entropy_cases, _high_entropy_mask_cases)
+
+
+def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
+    """Every TRL case, as :class:`peers.collect.Vectors` data: each family's in turn."""
+    lib = load(pin, wheel)
+    v = Vectors(pin)
+    for family in FAMILIES:
+        v.merge(family(pin, wheel, lib))
+    return v.data()

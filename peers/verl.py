@@ -13,7 +13,7 @@ import ast
 import math
 import os
 import types
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Optional
 
@@ -64,8 +64,9 @@ class _Batch(dict):
         self.batch_size = [batch_size]
 
 
-def load(pin: Pin, wheel: Path) -> tuple[dict[str, Any], dict[str, Source]]:
-    """The lifted functions by name, and the parsed modules (for provenance)."""
+def load(pin: Pin, wheel: Path) -> dict[str, Any]:
+    """The lifted functions by name, and the parsed modules (``tf``, ``ca``, ``rt``: for
+    provenance)."""
     tf = Source(pin, wheel, "verl/utils/torch_functional.py")
     verl_F = tf.define({"torch": torch}, "masked_sum", "masked_mean", "masked_var",
                        "masked_whiten", "clip_by_value", "entropy_from_logits")
@@ -86,7 +87,11 @@ def load(pin: Pin, wheel: Path) -> tuple[dict[str, Any], dict[str, Source]]:
                        "masked_mean": verl_F["masked_mean"]}, "apply_kl_penalty")
     fns = {name: ns[name] for name in ca.lifted} | {name: verl_F[name] for name in tf.lifted}
     fns["apply_kl_penalty"] = rt_ns["apply_kl_penalty"]
-    return fns, {"tf": tf, "ca": ca, "rt": rt}
+    return fns | {"tf": tf, "ca": ca, "rt": rt}
+
+
+# the YAML configs the defaults are read from
+CONFIG = "verl/trainer/config/"
 
 
 def _case_inputs(seed: int, dtype: str, layouts: list[str] = ALL_LAYOUTS) -> dict[str, Any]:
@@ -96,13 +101,12 @@ def _case_inputs(seed: int, dtype: str, layouts: list[str] = ALL_LAYOUTS) -> dic
     return {"rng": np.random.default_rng(seed), "dt": DTYPES[dtype], "mask": m, "B": B, "T": T}
 
 
-def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
-    """Every verl case, as :class:`peers.collect.Vectors` data."""
-    f, src = load(pin, wheel)
-    ca, tf, rt = src["ca"], src["tf"], src["rt"]
+# ---- GAE ---------------------------------------------------------------------------------
+def _gae_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """compute_gae_advantage_return (core_algos.py, with torch_functional's masked_whiten) at
+    the pinned version: three (gamma, lam), every mask layout."""
+    ca = f["ca"]
     v = Vectors(pin)
-
-    # ---- GAE ---------------------------------------------------------------------------------
     v.operator("compute_gae_advantage_return", ca.where("compute_gae_advantage_return"),
                "outputs: advantages (whitened inside by verl_F.masked_whiten) and returns")
     for dtype in DTYPES:
@@ -120,8 +124,15 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
             v.case("compute_gae_advantage_return", f"{dtype} gamma={gamma} lam={lam}",
                    {"gamma": gamma, "lam": lam}, inputs, run)
+    return v
 
-    # ---- KL penalty: every mode, value and gradient
+
+# ---- KL penalty: every mode, value and gradient
+def _kl_penalty_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """kl_penalty and kl_penalty_forward (core_algos.py) at the pinned version: every mode,
+    value and gradient."""
+    ca = f["ca"]
+    v = Vectors(pin)
     v.operator("kl_penalty", ca.where("kl_penalty"),
                "kl_penalty(logprob, ref_logprob, mode) with kl_penalty_forward (lines "
                f"{ca.lifted['kl_penalty_forward']['lines']}); grad_logprob is "
@@ -142,8 +153,15 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                 return {"kl": out, "grad_logprob": lp.grad}
 
             v.case("kl_penalty", f"{dtype} {mode}", {"kl_penalty": mode}, inputs, run)
+    return v
 
-    # ---- reward shaping: apply_kl_penalty
+
+# ---- reward shaping: apply_kl_penalty
+def _kl_reward_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """apply_kl_penalty (ray_trainer.py) with FixedKLController (core_algos.py) at the pinned
+    version: the KL-shaped token rewards."""
+    rt = f["rt"]
+    v = Vectors(pin)
     v.operator(
         "apply_kl_penalty", rt.where("apply_kl_penalty"),
         "token_level_scores hold each row's score at index response_mask.sum(-1) - 1, where "
@@ -176,8 +194,15 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
             v.case("apply_kl_penalty", f"{dtype} kl_coef={beta}",
                    {"kl_penalty": "kl", "kl_coef": beta}, inputs, run)
+    return v
 
-    # ---- value loss
+
+# ---- value loss
+def _value_loss_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """compute_value_loss (core_algos.py) at the pinned version: two clip ranges, and a batch
+    with no response token."""
+    ca = f["ca"]
+    v = Vectors(pin)
     v.operator("compute_value_loss", ca.where("compute_value_loss"), "outputs: vf_loss")
     for dtype in DTYPES:
         for seed, (eps_v, layouts) in enumerate([(0.2, ALL_LAYOUTS), (0.5, ALL_LAYOUTS),
@@ -199,8 +224,15 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
             label = " no token" if layouts != ALL_LAYOUTS else ""
             v.case("compute_value_loss", f"{dtype} cliprange_value={eps_v}{label}",
                    {"cliprange_value": eps_v, "loss_agg_mode": "token-mean"}, inputs, run)
+    return v
 
-    # ---- PPO policy loss with dual clip
+
+# ---- PPO policy loss with dual clip
+def _ppo_policy_loss_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """compute_policy_loss_vanilla (core_algos.py, with agg_loss) at the pinned version: the
+    symmetric, asymmetric and dual clip, three loss_agg_modes."""
+    ca = f["ca"]
+    v = Vectors(pin)
     v.operator("compute_policy_loss_vanilla", ca.where("compute_policy_loss_vanilla"),
                "config: ActorConfig stand-in (clip_ratio, clip_ratio_low, clip_ratio_high, "
                "clip_ratio_c; global_batch_info {} = one process); outputs: pg_loss")
@@ -235,8 +267,14 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
             tag = " ".join(f"{k}={val}" for k, val in conv.items() if val is not None)
             v.case("compute_policy_loss_vanilla", f"{dtype} {tag}", conv, inputs, run)
+    return v
 
-    # ---- masked whitening
+
+# ---- masked whitening
+def _whiten_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """masked_whiten, masked_mean and masked_var (torch_functional.py) at the pinned version."""
+    tf = f["tf"]
+    v = Vectors(pin)
     v.operator("masked_whiten", tf.where("masked_whiten"),
                f"with masked_mean (lines {tf.lifted['masked_mean']['lines']}) and masked_var "
                f"(lines {tf.lifted['masked_var']['lines']}); outputs: whitened")
@@ -255,8 +293,15 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
                 v.case("masked_whiten", f"{dtype} shift_mean={shift_mean} {label}",
                        {"shift_mean": shift_mean}, inputs, run)
+    return v
 
-    # ---- group advantages: GRPO and RLOO
+
+# ---- group advantages: GRPO and RLOO
+def _group_advantage_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """compute_grpo_outcome_advantage and compute_rloo_outcome_advantage (core_algos.py)
+    at the pinned version, on the same groups of scores."""
+    ca = f["ca"]
+    v = Vectors(pin)
     def outcome_cases(name: str, kwargs_list: list[dict[str, Any]]) -> None:
         for dtype, dt in DTYPES.items():
             rng = np.random.default_rng(700)
@@ -295,8 +340,14 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     v.operator("compute_rloo_outcome_advantage", ca.where("compute_rloo_outcome_advantage"),
                "index: the group (prompt) id of each response; outputs: advantages [B, T]")
     outcome_cases("compute_rloo_outcome_advantage", [{}])
+    return v
 
-    # ---- REINFORCE++
+
+# ---- REINFORCE++
+def _reinforce_pp_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """compute_reinforce_plus_plus_outcome_advantage (core_algos.py) at the pinned version."""
+    ca = f["ca"]
+    v = Vectors(pin)
     v.operator("compute_reinforce_plus_plus_outcome_advantage",
                ca.where("compute_reinforce_plus_plus_outcome_advantage"),
                "config: AlgoConfig stand-in holding gamma; outputs: advantages, returns")
@@ -316,8 +367,14 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
                 v.case("compute_reinforce_plus_plus_outcome_advantage",
                        f"{dtype} gamma={gamma} {label}", {"gamma": gamma}, inputs, run)
+    return v
 
-    # ---- agg_loss: all five modes
+
+# ---- agg_loss: all five modes
+def _agg_loss_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """agg_loss (core_algos.py) at the pinned version: all five loss_agg_modes, one process."""
+    ca = f["ca"]
+    v = Vectors(pin)
     v.operator("agg_loss", ca.where("agg_loss"), "one process (dp_size=1); outputs: loss")
     agg_modes = ["token-mean", "token-sum", "seq-mean-token-mean", "seq-mean-token-sum",
                  "seq-mean-token-sum-norm"]
@@ -338,30 +395,47 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
                     tag = "" if factor is None else f" loss_scale_factor={factor}"
                     v.case("agg_loss", f"{dtype} {label} {mode}{tag}", kwargs, inputs, run)
+    return v
 
-    # ---- entropy from logits ----------------------------------------------------------------
+
+# ---- entropy from logits ----------------------------------------------------------------
+def _entropy_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """entropy_from_logits (torch_functional.py) at the pinned version, on logits / temperature."""
+    tf = f["tf"]
+    v = Vectors(pin)
     v.operator("entropy_from_logits", tf.where("entropy_from_logits"),
                "called on logits / temperature (python division; see _scale_logits_by_temperature "
                "for the engine's own); outputs: entropy")
     temperature_cases(v, "entropy_from_logits", logits_inputs(2000, (3, 4, 11), 3.0), (1.0, 0.7),
                       lambda t, logits: {"entropy": f["entropy_from_logits"](logits / t)})
+    return v
 
-    # ---- the defaults the docstrings state ------------------------------------------------------
-    config = "verl/trainer/config/"
-    v.defaults.update(yaml_keys(wheel, config + "actor/actor.yaml", "clip_ratio",
+
+# ---- the defaults the docstrings state ------------------------------------------------------
+def _defaults(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """No cases: the defaults of the pinned version's YAML configs that the docstrings state
+    (actor, critic, ppo_trainer, rollout_correction)."""
+    v = Vectors(pin)
+    v.defaults.update(yaml_keys(wheel, CONFIG + "actor/actor.yaml", "clip_ratio",
                                 "clip_ratio_low", "clip_ratio_high", "clip_ratio_c",
                                 "loss_agg_mode", "use_kl_loss", "kl_loss_coef", "kl_loss_type"))
-    v.defaults.update(yaml_keys(wheel, config + "critic/critic.yaml", "cliprange_value"))
-    v.defaults.update(yaml_keys(wheel, config + "ppo_trainer.yaml", "algorithm.gamma",
+    v.defaults.update(yaml_keys(wheel, CONFIG + "critic/critic.yaml", "cliprange_value"))
+    v.defaults.update(yaml_keys(wheel, CONFIG + "ppo_trainer.yaml", "algorithm.gamma",
                                 "algorithm.lam", "algorithm.adv_estimator",
                                 "algorithm.norm_adv_by_std_in_grpo", "algorithm.use_kl_in_reward",
                                 "algorithm.kl_penalty", "algorithm.kl_ctrl.kl_coef"))
-    v.defaults.update(yaml_keys(wheel, config + "algorithm/rollout_correction.yaml",
+    v.defaults.update(yaml_keys(wheel, CONFIG + "algorithm/rollout_correction.yaml",
                                 "rollout_is", "rollout_is_threshold", "rollout_rs"))
-    # ---- DAPO: the overlong penalty and the dynamic-sampling filter (overlong_penalty,
-    # informative_groups) ---------------------------------------------------------------------
-    from collections import Counter
+    return v
 
+
+# ---- DAPO: the overlong penalty and the dynamic-sampling filter (overlong_penalty,
+# informative_groups) ---------------------------------------------------------------------
+def _overlong_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """DAPO's overlong penalty at the pinned version: the statements of
+    DAPORewardManager.__call__ (reward_manager/dapo.py) and of the reward loop's
+    DAPORewardManager.run_single that form it."""
+    v = Vectors(pin)
     rm = Source(pin, wheel, "verl/workers/reward_manager/dapo.py")
     rl = Source(pin, wheel, "verl/experimental/reward_loop/reward_manager/dapo.py")
     # the penalty sits inline in the reward managers: run their statements from the score on
@@ -414,8 +488,14 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
             v.case(op, f"max_resp_len={max_resp_len} len={buf} penalty_factor={factor}",
                    kwargs, inputs, run)
+    return v
 
-    # dynamic sampling: the V1 replay buffer's filter, on a stand-in buffer and TransferQueue
+
+# dynamic sampling: the V1 replay buffer's filter, on a stand-in buffer and TransferQueue
+def _dynamic_sampling_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """DAPO's dynamic-sampling filter at the pinned version: ReplayBuffer._dapo_filtered_keys
+    (trainer/ppo/v1/replay_buffer.py) on a stand-in buffer and TransferQueue."""
+    v = Vectors(pin)
     rb = Source(pin, wheel, "verl/trainer/ppo/v1/replay_buffer.py")
     rb_ns = rb.define({"np": np, "defaultdict": defaultdict, "Counter": Counter},
                       "FILTER_GROUPS_REWARD_METRIC", "ReplayBuffer._dapo_filtered_keys")
@@ -473,14 +553,21 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
 
                 v.case("ReplayBuffer._dapo_filtered_keys", f"{dtype} {label} metric={metric}",
                        kwargs, inputs, run)
-    v.defaults.update(yaml_keys(wheel, config + "ppo_trainer.yaml",
+    v.defaults.update(yaml_keys(wheel, CONFIG + "ppo_trainer.yaml",
                                 "algorithm.filter_groups.enable",
                                 "algorithm.filter_groups.metric",
                                 "algorithm.filter_groups.max_num_gen_batches",
                                 "algorithm.filter_groups.max_inflight_gen_batches"))
-    v.defaults.update(yaml_keys(wheel, config + "reward/reward.yaml", "reward_manager.name"))
+    v.defaults.update(yaml_keys(wheel, CONFIG + "reward/reward.yaml", "reward_manager.name"))
+    return v
 
-    # ---- rollout importance weights (offpolicy: rollout_is_weights) ----------------------------
+
+# ---- rollout importance weights (offpolicy: rollout_is_weights) ----------------------------
+def _rollout_is_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """compute_rollout_correction_weights (rollout_corr_helper.py, with
+    _parse_rollout_is_threshold and compute_is_metrics) at the pinned version: token and
+    sequence level, every threshold form, NaN log-probs."""
+    v = Vectors(pin)
     rc = Source(pin, wheel, "verl/trainer/ppo/rollout_corr_helper.py")
     rc_ns = rc.define(
         {"torch": torch, "math": math, "Optional": Optional, "Any": Any,
@@ -547,10 +634,18 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                 v.case("compute_rollout_correction_weights",
                        f"{dtype} NaN log-probs rollout_is={level} "
                        f"rollout_is_threshold={threshold}", kwargs, inputs, run)
-    v.defaults.update(yaml_keys(wheel, config + "algorithm/rollout_correction.yaml",
+    v.defaults.update(yaml_keys(wheel, CONFIG + "algorithm/rollout_correction.yaml",
                                 "rollout_is_batch_normalize", "bypass_mode"))
+    return v
 
-    # ---- SAPO and KL-Cov: value and gradient ---------------------------------------------------
+
+# ---- SAPO and KL-Cov: value and gradient ---------------------------------------------------
+def _sapo_kl_cov_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """compute_policy_loss_sapo and compute_policy_loss_kl_cov (core_algos.py) at the pinned
+    version: value and gradient (autograd w.r.t. log_prob)."""
+    ca = f["ca"]
+    tf = f["tf"]
+    v = Vectors(pin)
     sapo_ns = ca.define(
         {"torch": torch, "verl_F": types.SimpleNamespace(**{k: f[k] for k in tf.lifted}),
          "Optional": Optional, "Any": Any, "AlgoConfig": AlgoConfig, "ActorConfig": ActorConfig},
@@ -635,15 +730,20 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
                      f"{' per-token advantages' if per_token else ''}"
                      f"{' no token' if 'full' not in layouts else ''}")
             policy_loss_case("compute_policy_loss_kl_cov", label, kwargs, inputs)
-    v.defaults.update(yaml_keys(wheel, config + "actor/actor.yaml", "tau_pos", "tau_neg",
+    v.defaults.update(yaml_keys(wheel, CONFIG + "actor/actor.yaml", "tau_pos", "tau_neg",
                                 "policy_loss.loss_mode", "policy_loss.kl_cov_ratio",
                                 "policy_loss.ppo_kl_coef", "policy_loss.clip_cov_lb",
                                 "policy_loss.clip_cov_ub"))
-    # ---- GSPO and CISPO (beyond/gspo_loss, beyond/cispo_loss) -----------------------------------
-    _gspo_cispo_cases(v, f, ca, pin, wheel)
+    return v
 
-    # ---- token_logprobs, token_entropy: the FSDP engine's temperature, then the two ---------
-    # logprobs_from_logits on CPU (no flash-attn, no NPU: logprobs_from_logits_v2)
+
+# ---- token_logprobs, token_entropy: the FSDP engine's temperature, then the two ---------
+# logprobs_from_logits on CPU (no flash-attn, no NPU: logprobs_from_logits_v2)
+def _logprobs_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """logprobs_from_logits and entropy_from_logits (torch_functional.py) after the FSDP
+    engine's _scale_logits_by_temperature (transformer_impl.py) at the pinned version."""
+    tf = f["tf"]
+    v = Vectors(pin)
     lp = tf.define({"torch": torch, "F": torch.nn.functional, "os": os,
                     "FLAH_ATTN_CROSS_ENTROPY_LOSS_AVAILABLE": False,
                     "NPU_CROSS_ENTROPY_LOSS_AVAILABLE": False},
@@ -674,15 +774,19 @@ def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
             v.case("logprobs_from_logits (after _scale_logits_by_temperature)",
                    f"{dtype} temperature={temperature}", {"temperature": temperature},
                    {"logits": logits, "labels": labels}, run)
-    v.defaults.update(yaml_keys(wheel, config + "rollout/rollout.yaml", "temperature"))
-    v.defaults.update(yaml_keys(wheel, config + "actor/actor.yaml", "entropy_coeff"))
-    return v.data()
+    v.defaults.update(yaml_keys(wheel, CONFIG + "rollout/rollout.yaml", "temperature"))
+    v.defaults.update(yaml_keys(wheel, CONFIG + "actor/actor.yaml", "entropy_coeff"))
+    return v
 
 
-def _gspo_cispo_cases(v: Vectors, f: dict[str, Any], ca: Source, pin: Pin, wheel: Path) -> None:
-    """compute_policy_loss_gspo and compute_policy_loss_cispo: value and gradient (autograd
-    w.r.t. log_prob), on an ActorConfig stand-in; advantages ``[B, T]`` as verl's trainer holds
-    them (one per response broadcast over its tokens, or one per token)."""
+# ---- GSPO and CISPO (beyond/gspo_loss, beyond/cispo_loss) ---------------------------------------
+def _gspo_cispo_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
+    """compute_policy_loss_gspo and compute_policy_loss_cispo (core_algos.py) at the pinned
+    version, and ppo_loss's loss_agg_mode (workers/utils/losses.py): value and gradient
+    (autograd w.r.t. log_prob), on an ActorConfig stand-in; advantages ``[B, T]`` as verl's
+    trainer holds them (one per response broadcast over its tokens, or one per token)."""
+    ca = f["ca"]
+    v = Vectors(pin)
     # the loss_agg_mode the trainer passes to every policy loss (ppo_loss, the one caller)
     losses = Source(pin, wheel, "verl/workers/utils/losses.py")
     for node in ast.walk(losses.node("ppo_loss")):
@@ -769,6 +873,7 @@ def _gspo_cispo_cases(v: Vectors, f: dict[str, Any], ca: Source, pin: Pin, wheel
             v.case("compute_policy_loss_cispo",
                    f"{dtype} clip_ratio_low={low} clip_ratio_high={high} {mode}{tag}", conv,
                    inputs, run)
+    return v
 
 
 def _gspo_inputs(c: dict[str, Any], kind: str, per_token: bool) -> dict[str, Any]:
@@ -781,3 +886,19 @@ def _gspo_inputs(c: dict[str, Any], kind: str, per_token: bool) -> dict[str, Any
         adv = np.repeat(adv[:, None], T, axis=1)
     return {"old_log_prob": old, "log_prob": (old + d).astype(dt), "advantages": adv,
             "response_mask": m}
+
+
+# every family of cases, in the order they were written (each seeds its own generators)
+FAMILIES = (_gae_cases, _kl_penalty_cases, _kl_reward_cases, _value_loss_cases,
+            _ppo_policy_loss_cases, _whiten_cases, _group_advantage_cases, _reinforce_pp_cases,
+            _agg_loss_cases, _entropy_cases, _defaults, _overlong_cases, _dynamic_sampling_cases,
+            _rollout_is_cases, _sapo_kl_cov_cases, _gspo_cispo_cases, _logprobs_cases)
+
+
+def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
+    """Every verl case, as :class:`peers.collect.Vectors` data: each family's in turn."""
+    f = load(pin, wheel)
+    v = Vectors(pin)
+    for family in FAMILIES:
+        v.merge(family(pin, wheel, f))
+    return v.data()

@@ -1,8 +1,9 @@
 # The two commands a newcomer needs are `make serve` and `make test`; each installs what it needs.
-# Other targets: `make site` (build into site/), `make bench`, `make golden` (rewrite expected
-# outputs after changing a lesson), `make peers` (rewrite the parity vectors tests/peers/*.json
-# from the wheels pinned in peers/pins.toml), `make lint`, `make lock` (re-resolve
-# requirements.lock), `make clean`.
+# Other targets: `make test-fast` (ruff, Biome and every test that needs no browser: the inner
+# loop, a few minutes), `make site` (build into site/), `make bench`, `make golden` (rewrite
+# expected outputs after changing a lesson), `make peers` (rewrite the parity vectors
+# tests/peers/*.json from the wheels pinned in peers/pins.toml), `make lint`, `make lock`
+# (re-resolve requirements.lock), `make clean`.
 
 SHELL := /bin/bash
 VENV := .venv
@@ -19,7 +20,7 @@ UV_VERSION := 0.13.9
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 INSTALL := $(PY) -m pip install --quiet --require-hashes -c requirements.lock
 
-.PHONY: serve test site bench golden peers lint lock clean deps browser
+.PHONY: serve test test-fast site bench golden peers lint lock clean deps browser
 
 # ---- installation (each step runs again only when its inputs change) -------------------------
 
@@ -70,6 +71,13 @@ test: deps
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 # ---- the rest --------------------------------------------------------------------------------
+
+# The inner loop: `make test` without the tests that drive Chromium (marked `browser` by
+# tests/conftest.py); Python, Node and Pyodide in Node all run.
+test-fast: $(VENV)/.deps-test node_modules/.package-lock.json
+	$(PY) -m ruff check .
+	npx --no-install biome ci .
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not browser"
 
 site: $(VENV)/.deps-docs node_modules/.package-lock.json
 	$(PY) -m mkdocs build --strict --site-dir site

@@ -99,6 +99,23 @@ def _file(nodeid: str) -> str:
     return nodeid.split("::")[0]
 
 
+BROWSER = "browser"  # the marker of a test that drives Chromium: `make test-fast` runs the rest
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", f"{BROWSER}: drives Chromium (tests/test_browser_*.py, or uses the chromium "
+        "fixture); applied by tests/conftest.py, deselected by `make test-fast` (-m 'not browser')"
+    )
+
+
+def needs_a_browser(item) -> bool:
+    """A test file of the browser's own (tests/test_browser_*.py), or a test that asks for the
+    ``chromium`` fixture (directly or through another fixture)."""
+    return (Path(str(item.fspath)).name.startswith("test_browser_")
+            or "chromium" in getattr(item, "fixturenames", ()))
+
+
 def pytest_collection_modifyitems(config, items):
     """The test files, slowest first. `make test` gives whole files to its two workers
     (`--dist loadfile`: the tests of a module that share a page and its Python, or Pyodide in
@@ -114,6 +131,9 @@ def pytest_collection_modifyitems(config, items):
         name = _file(item.nodeid)
         return seconds.get(name, math.inf if name.startswith("tests/test_browser_") else 0.0)
 
+    for item in items:
+        if needs_a_browser(item):
+            item.add_marker(BROWSER)
     items.sort(key=cost, reverse=True)  # stable: a file's tests keep their order
 
 

@@ -70,3 +70,15 @@ class Vectors:
     def data(self) -> dict[str, Any]:
         return {"pin": self.pin.provenance(), "operators": self.operators,
                 "defaults": self.defaults}
+
+
+Family = Callable[[Pin, Any, Any], Vectors]  # (pin, wheel, the lifted library) -> its cases
+
+
+def gather(pin: Pin, wheel: Any, lib: Any, families: tuple[Family, ...]) -> dict[str, Any]:
+    """Every family's cases of one library, run in turn (the table's order), as one
+    :class:`Vectors`' data: what each library's ``generate`` returns."""
+    v = Vectors(pin)
+    for family in families:
+        v.merge(family(pin, wheel, lib))
+    return v.data()

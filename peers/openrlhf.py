@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .collect import Vectors, temperature_cases, tensor
+from .collect import Vectors, gather, temperature_cases, tensor
 from .defaults import argparse_options
 from .fetch import Pin
 from .inputs import (
@@ -525,8 +525,4 @@ FAMILIES = (_approx_kl_cases, _reward_cases, _policy_value_loss_cases, _pairwise
 
 def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     """Every OpenRLHF case, as :class:`peers.collect.Vectors` data: each family's in turn."""
-    f = load(pin, wheel)
-    v = Vectors(pin)
-    for family in FAMILIES:
-        v.merge(family(pin, wheel, f))
-    return v.data()
+    return gather(pin, wheel, load(pin, wheel), FAMILIES)

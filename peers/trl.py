@@ -24,7 +24,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .collect import Vectors, temperature_cases, tensor
+from .collect import Vectors, gather, temperature_cases, tensor
 from .defaults import dataclass_fields
 from .fetch import Pin
 from .inputs import (
@@ -1018,8 +1018,4 @@ FAMILIES = (_grpo_loss_cases, _grpo_advantage_cases, _rloo_advantage_cases, _uti
 
 def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     """Every TRL case, as :class:`peers.collect.Vectors` data: each family's in turn."""
-    lib = load(pin, wheel)
-    v = Vectors(pin)
-    for family in FAMILIES:
-        v.merge(family(pin, wheel, lib))
-    return v.data()
+    return gather(pin, wheel, load(pin, wheel), FAMILIES)

@@ -20,7 +20,7 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from .collect import Vectors, temperature_cases, tensor
+from .collect import Vectors, gather, temperature_cases, tensor
 from .defaults import yaml_keys
 from .fetch import Pin
 from .inputs import (
@@ -897,8 +897,4 @@ FAMILIES = (_gae_cases, _kl_penalty_cases, _kl_reward_cases, _value_loss_cases,
 
 def generate(pin: Pin, wheel: Path) -> dict[str, Any]:
     """Every verl case, as :class:`peers.collect.Vectors` data: each family's in turn."""
-    f = load(pin, wheel)
-    v = Vectors(pin)
-    for family in FAMILIES:
-        v.merge(family(pin, wheel, f))
-    return v.data()
+    return gather(pin, wheel, load(pin, wheel), FAMILIES)

@@ -40,9 +40,9 @@ const LIBS = [
   "numpy/random/mtrand",
 ].map((module) => `${module}.cpython-312-wasm32-emscripten.so`);
 // what every interpreter has imported before any job: numpy (numpy.random too: numpy 2 imports it
-// only when first used), the torch layer, the checker, the demo
+// only when first used), the torch layer, the jobs (the checker, the runner), the demo
 const WARM =
-  "import numpy, numpy.random\nfrom browser_runtime import install_torch\ninstall_torch()\nimport browser_runtime.check, rl_ops_numpy.demo";
+  "import numpy, numpy.random\nfrom browser_runtime import install_torch\ninstall_torch()\nimport browser_runtime.jobs, rl_ops_numpy.demo";
 
 /** The files of `wheels` (ArrayBuffers), as [path under site-packages, bytes]; tests left out.
  * fflate is imported here, not with this module: a worker started from the image never needs it. */
@@ -52,14 +52,30 @@ async function unpack(wheels) {
   return wheels.flatMap((w) => Object.entries(unzipSync(new Uint8Array(w), { filter: keep })));
 }
 
-/** What came is of another deploy than the page that asked for it (js/worker.js says so). */
-export class Stale extends Error {}
+/** What came is of another deploy than the page that asked for it: `what` is `got`, the page's is
+ * `want` (js/job.js FAILURES "stale"). */
+export class Stale extends Error {
+  constructor(what, got, want) {
+    super(`${what}: ${got} / ${want}`);
+    Object.assign(this, { what, got, want });
+  }
 
-/** A failure to load part of the runtime: `what` names the file or package. */
+  get failure() {
+    return { kind: "stale", what: this.what, got: this.got, want: this.want };
+  }
+}
+
+/** A failure to load part of the runtime (js/job.js FAILURES "load"): `what` names the file or
+ * package, `cause` is "http" | "network" | "timeout" | "start", with its values ({status},
+ * {seconds}, {detail}: the engine's own words). */
 export class LoadError extends Error {
-  constructor(what, message) {
-    super(message);
-    this.what = what;
+  constructor(what, cause, values = {}) {
+    super(`${what}: ${cause} ${JSON.stringify(values)}`);
+    Object.assign(this, { what, cause, values });
+  }
+
+  get failure() {
+    return { kind: "load", what: this.what, cause: this.cause, ...this.values };
   }
 }
 
@@ -68,7 +84,8 @@ async function importing(url) {
   try {
     return await import(url);
   } catch (err) {
-    throw new LoadError(url.split("/").pop(), String(err?.message ?? err));
+    const cause = err instanceof TypeError ? "network" : "start"; // a module that did not come is a TypeError
+    throw new LoadError(url.split("/").pop(), cause, { detail: String(err?.message ?? err) });
   }
 }
 
@@ -79,7 +96,7 @@ let factory = null; // Pyodide's module factory, as pyodide.asm.js defined it
 async function loader({ indexURL, pyodideVersion }, parts) {
   const { loadPyodide, version } = await importing(`${indexURL}pyodide.mjs`);
   // these hooks are for the pinned version's internals; a later deploy's Pyodide is not this page's
-  if (version !== pyodideVersion) throw new Stale(`Pyodide is ${version}, the page's ${pyodideVersion}`);
+  if (version !== pyodideVersion) throw new Stale("Pyodide", version, pyodideVersion);
   if (typeof globalThis._createPyodideModule !== "function") await importing(`${indexURL}pyodide.asm.js`);
   factory ??= globalThis._createPyodideModule; // Pyodide's own, wrapped anew for each boot
   globalThis._createPyodideModule = (settings) => {

@@ -49,11 +49,20 @@ export function describeOutcome(outcome, t, { limitMs = 0 } = {}) {
     return { text: outcome.restarted ? t.stopped : t.interrupted, cls: "rl-error" };
   }
   if (failure?.kind === "load") {
+    const why = t.load[failure.cause] ?? t.load.network;
+    const values = { status: failure.status, seconds: failure.seconds, detail: failure.detail ?? "" };
     const offline = failure.offline ? t.offline : "";
-    return { text: t.loadFailed({ what: failure.what, message: failure.message, offline }), cls: "rl-error" };
+    const text = t.loadFailed({ what: failure.what, why: typeof why === "function" ? why(values) : why, offline });
+    return { text, cls: "rl-error" };
+  }
+  if (failure?.kind === "stuck") {
+    const offline = failure.offline ? t.offline : "";
+    const say = t.stuck[failure.watchdog] ?? t.stuck.ack;
+    return { text: say({ seconds: failure.seconds, offline }), cls: "rl-error" };
   }
   if (failure?.kind === "stale") return { text: t.siteUpdated, cls: "rl-error" };
   if (failure?.kind === "died") return { text: t.died({ message: failure.message }), cls: "rl-error" };
+  // an exception inside the site's own code: the only failure that says so
   if (failure) return { text: t.exerciseError({ message: failure.message }), cls: "rl-error" };
   if (outcome.restart) return { text: t.restartedAfter({ why: outcome.restart }), cls: "rl-error" };
   return null;

@@ -31,17 +31,106 @@ export const JOB_STATES = {
 // of what it receives for a job (js/python.js), whoever sent it
 export const OUTPUT = { head: 20_000, tail: 5_000 };
 
+// Every kind of job, once: the page (js/runtime.js, js/python.js) and the worker (js/worker.js)
+// read what they do with a job from here, and the Python a kind runs is the function of the same
+// name in browser_runtime/jobs.py (tests/test_jobs.py checks both ways). Per kind:
+//   worker    "learner": a worker of the job's own, from the boot image; "judge": the page's
+//             first worker, which makes the boot image and judges, and runs no learner code
+//   payload   the fields its message carries to the worker, all of them plain data
+//   python    true: jobs.py's function of its name runs it (its arguments are `payload`);
+//             false: the worker's own JavaScript does (`load`, `make`)
+//   retire    true: its worker ends with it (it ran code that is not the site's alone)
+//   output    what reaches the job's output: "all" that the code writes, or only its "stderr"
+//             (Check: a learner's prints are not its verdict)
+//   events    it may send values while it runs (the demo's curves)
+//   image     its answer is the boot image (js/boot.js)
+//   verdict   its result goes to this kind of job on the judge, whose result ends it
+//   seeded    it draws from a fresh random seed (js/runtime.js): a table of one seed's answers
+//             passes nothing
+//   result    the shape of outcome.result, for the reader (null: none)
+//   failures  the failure kinds it can end with (FAILURES)
+//   limits    {limitMs: time its code may run, quietMs: longest silence while it runs}; a
+//             widget may ask for more (a Run gets its lesson's TIMEOUT)
+const EVERY_FAILURE = ["load", "stale", "stuck", "error", "died"];
+export const KINDS = {
+  load: { worker: "learner", payload: [], python: false, result: null, failures: ["load", "stale", "stuck"] },
+  run: {
+    worker: "learner",
+    payload: ["code", "parts"],
+    python: true,
+    retire: true,
+    output: "all",
+    result: null, // outcome.ok: the code ran to its end
+    failures: EVERY_FAILURE,
+  },
+  check: {
+    worker: "learner",
+    payload: ["exercise", "code", "parts", "seed"],
+    python: true,
+    retire: true,
+    output: "stderr",
+    verdict: "verdict",
+    seeded: true,
+    result: "{phase1}, then the verdict's result",
+    failures: EVERY_FAILURE,
+    limits: { limitMs: 20_000 }, // many inputs: at least 20 s
+  },
+  demo: {
+    worker: "learner",
+    payload: ["config"],
+    python: true,
+    retire: true,
+    output: "all",
+    events: true,
+    result: "{phase: metrics}",
+    failures: EVERY_FAILURE,
+    limits: { quietMs: 60_000 }, // as long as it needs, but not a minute without a word
+  },
+  make: {
+    worker: "judge",
+    payload: ["stored"],
+    python: false,
+    image: true,
+    result: null,
+    failures: ["load", "stale", "stuck", "error"],
+  },
+  verdict: {
+    worker: "judge",
+    payload: ["exercise", "seed", "phase1"],
+    python: true,
+    output: "stderr",
+    result: "{total, passed, seed, failures, error}",
+    failures: EVERY_FAILURE,
+    limits: { limitMs: 20_000 }, // the judge compares a Check's cases in well under a second
+  },
+};
+
+// How a job can fail: outcome.failure = {kind, ...its values}, worded by js/i18n.js
+// describeOutcome from js/strings.toml (`failure.*`); never a sentence.
+//   load   part of the runtime did not come or does not start: {what (its file), cause: "http"
+//          (status) | "network" | "timeout" (seconds) | "start" (detail: the engine's message),
+//          offline}
+//   stale  what came is of a later deploy than the page: {what, got, want}
+//   stuck  a watchdog of the page fired: {watchdog: "ack" (the worker did not take the job) |
+//          "stall" (the download made no progress) | "quiet" (Python said nothing while it ran)
+//          | "verdict" (the judge did not answer), seconds}
+//   error  an exception in the site's own code (the checker, the worker): {message}
+//   died   the job ended the interpreter itself (os._exit, a fatal error): {message}
+export const FAILURES = ["load", "stale", "stuck", "error", "died"];
+export const WATCHDOGS = ["ack", "stall", "quiet", "verdict"];
+export const LOAD_CAUSES = ["http", "network", "timeout", "start"];
+
 let nextId = 1;
 
 export class Job {
   /**
-   * @param {string} kind "load" | "run" | "check" | "demo", or the judge's "make" | "verdict"
-   *   (js/python.js)
+   * @param {string} kind one of KINDS
    * @param {object} payload what the worker needs (code, parts, exercise, config)
    * @param {{limitMs?: number, quietMs?: number}} limits limitMs: time the code may run (0: none);
    *   quietMs: longest silence while it runs (the demo reports every few steps)
    */
   constructor(kind, payload, { limitMs = 0, quietMs = 0 } = {}) {
+    if (!Object.hasOwn(KINDS, kind)) throw new TypeError(`Job: no kind ${kind}`);
     this.id = nextId++;
     this.kind = kind;
     this.payload = payload;

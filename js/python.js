@@ -41,7 +41,7 @@
 // judge, and ends with its verdict.
 
 import { isRecord, siteConfig } from "./dom.js";
-import { Job, OUTPUT } from "./job.js";
+import { Job, KINDS, OUTPUT } from "./job.js";
 
 // the worker of this module's own version (the `?v=` it was asked for by)
 const workerURL = new URL(`./worker.js${new URL(import.meta.url).search}`, import.meta.url);
@@ -49,9 +49,6 @@ const ACK_MS = 5000; // a live worker acknowledges a job at once; Python only ru
 const STALL_MS = 30000; // loading may be slow, but not silent this long
 export const INTERRUPT_GRACE_MS = 5000; // an interrupted job's code may take this long to end (C code never sees it)
 export const SIGNAL_AGAIN_MS = 250; // Stop repeats its interrupt this often until the code ends
-const VERDICT_MS = 20_000; // the judge compares a Check's cases in well under a second
-// the jobs whose worker ends with them: they run learner code
-const LEARNER_CODE = new Set(["run", "check", "demo"]);
 // what a worker may report only before its job's code runs (it is known then, and only then)
 const BEFORE_CODE = new Set(["load", "stale"]);
 const OUTPUT_CAP = OUTPUT.head + OUTPUT.tail; // characters of a job's output the page keeps at most
@@ -205,7 +202,7 @@ export class PythonRuntime {
       const job = this.submit(new Job("make", { stored }));
       const outcome = await job.done;
       this.boot.making = null;
-      if (outcome.state !== "done" || !job.image) return outcome.failure ?? stuck("ack");
+      if (outcome.state !== "done" || !job.image) return outcome.failure ?? stuck("ack", ACK_MS);
       this.boot.image = job.image.image;
       performance.mark?.("rl-python:image");
       if (job.image.made) {
@@ -229,7 +226,7 @@ export class PythonRuntime {
 
   /** After `ms` of silence in its state, `job`'s worker is taken for stuck: it ends, and the job fails. */
   _watchdog(job, name, ms) {
-    job.arm(name, ms, () => this._replace("failed", stuck(name)));
+    job.arm(name, ms, () => this._replace("failed", stuck(name, ms)));
   }
 
   /** A message on the worker's port: taken only where the page asked for it (the rules are at
@@ -252,7 +249,7 @@ export class PythonRuntime {
       this._watch(job);
     } else if (msg.type === "image") {
       // the make job's answer, once, from the judge's worker (it runs no learner code)
-      if (this.config.judge && job.kind === "make" && queued && !job.image) {
+      if (this.config.judge && KINDS[job.kind].image && queued && !job.image) {
         job.image = { image: msg.image, made: msg.made === true };
       }
     } else if (msg.type === "started") {
@@ -265,7 +262,7 @@ export class PythonRuntime {
       // the code is over and the worker puts the interpreter back: nothing left to interrupt
       if ((job.state === "running" || job.state === "stopping") && job.move("finishing")) this._watch(job);
     } else if (msg.type === "event") {
-      if (job.kind !== "demo" || job.state !== "running") return; // the demo's, which runs no learner code
+      if (!KINDS[job.kind].events || job.state !== "running") return; // the demo's, which runs no learner code
       this._watchdog(job, "quiet", job.quietMs); // it is alive
       job.emit({ type: "event", data: msg.data });
     } else if (msg.type === "done") {
@@ -307,11 +304,11 @@ export class PythonRuntime {
     if (job.output.dropped) job.emit({ type: "output", cut: job.output.dropped });
     if (outcome.failure?.kind === "stale") this.stale = outcome.failure;
     if (job.ending) job.move(job.ending, { ...outcome, interrupted: true });
-    else if (job.kind === "check" && !outcome.failure) this._judged(job, outcome);
+    else if (KINDS[job.kind].verdict && !outcome.failure) this._judged(job, outcome);
     else job.move(outcome.failure ? "failed" : "done", outcome);
-    const failedToMake = job.kind === "make" && outcome.failure;
+    const failedToMake = KINDS[job.kind].image && outcome.failure;
     if (restart) this._terminate(restart);
-    else if (LEARNER_CODE.has(job.kind) || this.stale || failedToMake) this._retire();
+    else if (KINDS[job.kind].retire || this.stale || failedToMake) this._retire();
     this._pump();
   }
 
@@ -319,7 +316,7 @@ export class PythonRuntime {
    * worker gets it (still queued: none of its code ran). */
   _resend(job) {
     this.current = null;
-    this._terminate("the Python worker stopped answering between jobs");
+    this._terminate("resend"); // the spare did not take the job
     this.queue.unshift(job);
     this._pump();
   }
@@ -332,13 +329,15 @@ export class PythonRuntime {
     performance.mark?.("rl-python:phase1");
     const { exercise, seed } = job.payload;
     const phase1 = outcome.result?.phase1 ?? null;
-    const verdict = this.judge.submit(new Job("verdict", { exercise, seed, phase1 }, { limitMs: VERDICT_MS }));
+    const kind = KINDS[job.kind].verdict;
+    const verdict = this.judge.submit(new Job(kind, { exercise, seed, phase1 }, KINDS[kind].limits));
     verdict.done.then((judged) => {
       performance.mark?.("rl-python:verdict");
       if (judged.state === "done" && judged.ok !== false && judged.result) {
         job.move("done", { ...outcome, result: judged.result });
       } else {
-        const failure = judged.failure ?? { kind: "error", message: `the judge's job ended ${judged.state}` };
+        // the judge's own failure, or its time limit (it is never stopped otherwise)
+        const failure = judged.failure ?? stuck("verdict", KINDS[kind].limits.limitMs);
         job.move("failed", { ...outcome, ok: false, failure });
       }
     });
@@ -362,11 +361,7 @@ export class PythonRuntime {
     worker.onerror = (event) => {
       event.preventDefault?.();
       if (worker !== this.worker) return;
-      this._replace("failed", {
-        kind: "load",
-        what: "worker.js",
-        message: event.message || "the Python worker failed to start",
-      });
+      this._replace("failed", { kind: "load", what: "worker.js", cause: "start", detail: event.message ?? "" });
     };
     this.worker.postMessage({ type: "init", config: { ...this.config, image: this.boot.image } }, [channel.port2]);
     return true;
@@ -450,14 +445,10 @@ async function keepImage({ imageCache, indexURL, wheelUrl }, image) {
   }
 }
 
-/** What a watchdog that fired says: the worker, the download or Python went silent. */
-function stuck(watchdog) {
-  const message = {
-    ack: "the Python worker does not answer",
-    stall: "the download stopped making progress",
-    quiet: "Python stopped answering",
-  }[watchdog];
-  return { kind: watchdog === "stall" ? "load" : "error", what: "Python", message };
+/** A watchdog that fired (js/job.js FAILURES): the worker, the download or Python was silent
+ * for `ms`. Never the site's code's error: a learner's flood of output can make a worker slow. */
+function stuck(watchdog, ms) {
+  return { kind: "stuck", watchdog, seconds: ms / 1000, offline: globalThis.navigator?.onLine === false };
 }
 
 let shared = null;

@@ -5,17 +5,10 @@
 // of intent, never with the page; a failed import (offline at first use) fails that job, with the
 // file named, and is not kept: the next job tries again.
 
-import { Job } from "./job.js";
+import { Job, KINDS } from "./job.js";
 
-// limits by kind of job, unless its widget says otherwise: Check compares many inputs, so it gets at
-// least 20 s (a Run gets its lesson's TIMEOUT, the cell's data-timeout); the demo runs as long as it
-// needs, but not a minute without a word
-export const LIMITS = {
-  load: {},
-  run: {},
-  check: { limitMs: 20_000 },
-  demo: { quietMs: 60_000 },
-};
+// each kind's limits (js/job.js KINDS), unless its widget says otherwise
+export const LIMITS = Object.fromEntries(Object.entries(KINDS).map(([kind, k]) => [kind, k.limits ?? {}]));
 
 let pending = null;
 
@@ -31,22 +24,23 @@ function python() {
 }
 
 /**
- * A new job of `kind` ("run": {code, parts}; "check": {exercise, code, parts}; "demo": {config}),
- * handed to the runtime as soon as it is there. `limits` overrides LIMITS[kind]. Every Check
- * draws its inputs from a fresh seed (a table of one seed's answers passes nothing); its result
- * says which, so a failing case can be drawn again.
+ * A new job of `kind` (js/job.js KINDS: its payload's fields), handed to the runtime as soon as it
+ * is there. `limits` overrides the kind's. A seeded kind (Check) draws from a fresh seed each time;
+ * its result says which, so a failing case can be drawn again.
  */
 export function start(kind, payload, limits = {}) {
-  if (kind === "check") payload = { ...payload, seed: crypto.getRandomValues(new Uint32Array(1))[0] };
+  if (KINDS[kind].seeded) payload = { ...payload, seed: crypto.getRandomValues(new Uint32Array(1))[0] };
   const job = new Job(kind, payload, { ...LIMITS[kind], ...limits });
   python().then(
     (rt) => rt.submit(job),
     (err) =>
       job.move("failed", {
+        // the browser's own words stay in `detail` (for a report); the page says its own
         failure: {
           kind: "load",
           what: "python.js",
-          message: String(err?.message ?? err),
+          cause: "network",
+          detail: String(err?.message ?? err),
           offline: navigator.onLine === false,
         },
       }),

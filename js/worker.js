@@ -44,7 +44,7 @@
 // learner's code may not have it (the page and the service worker check what they read anyway).
 
 import { fromImage, handOff, LoadError, makeImage, parts, received, Stale } from "./boot.js";
-import { OUTPUT } from "./job.js";
+import { KINDS, OUTPUT } from "./job.js";
 
 // the code version this file was published under (site_build/es_modules.py versioned writes it);
 // a page of another version (one opened before a deploy, its modules from then) cannot drive this
@@ -55,7 +55,7 @@ let port = null;
 let config = null; // {version, indexURL, pyodideVersion, wheelUrl, imageCache, numpyTimeoutMs, judge?, image?}
 let pyodide = null;
 let corePromise = null;
-let trusted = null; // the site's modules the jobs call: {runner, check, demo}
+let trusted = null; // the site's module the jobs call: {jobs} (browser_runtime/jobs.py)
 let toSend = null; // the boot image this worker made or took, until its make job sends it: {image, made}
 
 // taken before any other code runs: what a learner's code later puts on the prototypes is not ours
@@ -68,7 +68,7 @@ const send = (msg, transfer = []) => apply(post, port, [msg, transfer]);
 // Pyodide fetches its files itself; wrapping fetch lets the page show which file is coming and
 // how many bytes of it have arrived, and name the one that failed.
 const rawFetch = self.fetch.bind(self);
-let lastFailedFetch = null;
+let lastFailedFetch = null; // {what, cause, status?}: the last file whose fetch failed
 const fileName = (url) => decodeURIComponent(String(url).split("?")[0].split("/").pop());
 self.fetch = async (input, init) => {
   const url = input instanceof Request ? input.url : String(input);
@@ -78,11 +78,11 @@ self.fetch = async (input, init) => {
   try {
     response = await rawFetch(input, init);
   } catch (err) {
-    lastFailedFetch = name;
+    lastFailedFetch = { what: name, cause: "network" };
     throw err;
   }
   const total = Number(response.headers.get("content-length")) || 0;
-  if (!response.ok) lastFailedFetch = `${name} (HTTP ${response.status})`;
+  if (!response.ok) lastFailedFetch = { what: name, cause: "http", status: response.status };
   if (!response.body || !response.ok) return response;
   let loaded = 0;
   let last = 0;
@@ -113,7 +113,7 @@ self.fetch = async (input, init) => {
 /** Bytes of `url`, or a LoadError naming its file. */
 async function bytes(url) {
   const response = await fetch(url);
-  if (!response.ok) throw new LoadError(`${fileName(url)} (HTTP ${response.status})`, `HTTP ${response.status}`);
+  if (!response.ok) throw new LoadError(fileName(url), "http", { status: response.status });
   return response.arrayBuffer();
 }
 
@@ -124,7 +124,11 @@ async function step(what, promise) {
     return await promise;
   } catch (err) {
     if (err instanceof LoadError || err instanceof Stale) throw err;
-    throw new LoadError(lastFailedFetch ?? what, String(err?.message ?? err));
+    if (lastFailedFetch) {
+      const { what: file, cause, ...values } = lastFailedFetch;
+      throw new LoadError(file, cause, values);
+    }
+    throw new LoadError(what, "start", { detail: String(err?.message ?? err) });
   }
 }
 
@@ -134,7 +138,8 @@ async function compileMain() {
   try {
     return await WebAssembly.compileStreaming(fetch(url));
   } catch (err) {
-    if (!(err instanceof TypeError)) throw new LoadError("pyodide.asm.wasm", String(err?.message ?? err));
+    if (!(err instanceof TypeError))
+      throw new LoadError("pyodide.asm.wasm", "start", { detail: String(err?.message ?? err) });
     const buffer = await bytes(url); // not served as wasm (or not at all: the fetch names it)
     return step("pyodide.asm.wasm", WebAssembly.compile(buffer));
   }
@@ -146,7 +151,7 @@ async function ourWheel(buffer) {
   const named = new URL(config.wheelUrl).searchParams.get("v");
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", buffer));
   const hex = [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
-  if (named && !hex.startsWith(named)) throw new Stale(`the wheel is ${hex.slice(0, 16)}, not ${named}`);
+  if (named && !hex.startsWith(named)) throw new Stale("wheel", hex.slice(0, 16), named);
   return buffer;
 }
 
@@ -185,7 +190,7 @@ async function make(stored) {
 function load(stored = null) {
   corePromise ??= (async () => {
     lastFailedFetch = null;
-    if (config.version !== VERSION) throw new Stale(`worker.js is ${VERSION}, the page ${config.version}`);
+    if (config.version !== VERSION) throw new Stale("worker.js", VERSION, config.version);
     if (config.image) {
       pyodide = await step(
         "Python",
@@ -196,11 +201,7 @@ function load(stored = null) {
       pyodide = toSend.py;
     }
     config.image = null; // the page keeps it; this worker needs it no more
-    trusted = {
-      runner: pyodide.pyimport("browser_runtime.runner"),
-      check: pyodide.pyimport("browser_runtime.check"),
-      demo: pyodide.pyimport("rl_ops_numpy.demo"),
-    };
+    trusted = { jobs: pyodide.pyimport("browser_runtime.jobs") };
     lockDown();
     send({ type: "progress", ready: true });
     return pyodide;
@@ -235,7 +236,7 @@ function lockDown() {
 function withTimeout(promise, ms, what) {
   let timer;
   const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new LoadError(what, `no answer after ${ms / 1000} s`)), ms);
+    timer = setTimeout(() => reject(new LoadError(what, "timeout", { seconds: ms / 1000 })), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -335,90 +336,70 @@ class Output {
 }
 
 // ---- jobs ------------------------------------------------------------------------------------
-
-/** A syntax error in the learner's code, in their terms, before anything else is fetched. */
-function syntaxError(py, code, parts) {
-  return trusted.runner.syntax_error(code, py.toPy(parts ?? []));
-}
+// What each kind of job is, and which worker runs it, is js/job.js KINDS; the Python a kind runs is
+// browser_runtime/jobs.py's function of its name, called here the same way for every kind.
 
 const dict = { dict_converter: Object.fromEntries };
+const silent = { write: (b) => b.length };
 
-/** A Check's seed: a 32-bit unsigned integer (js/runtime.js draws it), else 0. */
-const seedOf = (msg) => (Number.isInteger(msg.seed) && msg.seed >= 0 && msg.seed < 2 ** 32 ? msg.seed : 0);
+/** Plain data only: what Python handed over, copied as the structured clone algorithm copies it;
+ * null where it is not plain (a proxy of the learner's objects: the judge then says so). */
+function plainOf(proxy) {
+  try {
+    return structuredClone(proxy.toJs(dict));
+  } catch {
+    return null;
+  } finally {
+    proxy.destroy();
+  }
+}
 
-// a judge worker (config.judge) makes the boot image and computes verdicts, nothing else; any
-// other worker never does
-const KINDS = { judge: ["make", "verdict"], learner: ["load", "run", "check", "demo"] };
-
-async function execute(msg, output) {
-  const { id, kind } = msg;
-  if (!KINDS[config.judge ? "judge" : "learner"].includes(kind)) throw new Error(`no ${kind} jobs in this worker`);
-  const py = await load(kind === "make" ? (msg.stored ?? null) : null);
-  if (kind === "load") return { ok: true };
-  if (kind === "make") {
-    if (!toSend) throw new Error("this worker was started from an image: it has none to send");
-    send({ id, type: "image", image: handOff(toSend.image), made: toSend.made });
+// the kinds the worker's own JavaScript runs (KINDS: python false)
+const OWN = {
+  load: () => ({ ok: true }),
+  make: (msg) => {
+    if (!toSend) throw new Error("make: no image"); // a worker started from an image has none to send
+    send({ id: msg.id, type: "image", image: handOff(toSend.image), made: toSend.made });
     toSend = null; // sent once
     return { ok: true };
-  }
-  if (kind === "run" || kind === "check") {
-    const error = syntaxError(py, msg.code, msg.parts);
-    if (error && kind === "run") {
-      output.write("stderr", error);
-      return { ok: false };
-    }
-    if (error) return { ok: true, result: { phase1: { outputs: [], error, shrunk: null } } };
-  }
-  py.setStdout(output.stream("stdout", true)); // a tty: Python flushes it at every newline
+  },
+};
+
+async function execute(msg, output) {
+  const { id } = msg;
+  const kind = Object.hasOwn(KINDS, msg.kind) ? KINDS[msg.kind] : null;
+  // a judge worker (config.judge) makes the boot image and computes verdicts, nothing else; any
+  // other worker never does
+  if (kind?.worker !== (config.judge ? "judge" : "learner")) throw new Error(`kind: ${msg.kind}`);
+  const py = await load(kind.image ? (msg.stored ?? null) : null);
+  if (!kind.python) return OWN[msg.kind](msg);
+  // stdout a tty: Python flushes it at every newline
+  py.setStdout(kind.output === "all" ? output.stream("stdout", true) : silent);
   py.setStderr(output.stream("stderr", false));
-  if (msg.interrupt) py.setInterruptBuffer(msg.interrupt);
-  send({ id, type: "started" });
+  let started = false;
+  const job = {
+    // from here the job's code runs: the time limit counts, and Stop reaches Python
+    started: () => {
+      if (started) return;
+      started = true;
+      if (msg.interrupt) py.setInterruptBuffer(msg.interrupt);
+      send({ id, type: "started" });
+    },
+    emit: (data) => {
+      if (kind.events && started) send({ id, type: "event", data: plainOf(data) });
+      else data?.destroy?.();
+    },
+  };
+  const args = Object.fromEntries(kind.payload.map((name) => [name, py.toPy(msg[name] ?? null)]));
   try {
-    if (kind === "run") {
-      return { ok: trusted.runner.run_cell(msg.code, py.toPy(msg.parts ?? [])) };
-    }
-    if (kind === "check") {
-      // phase 1 only: the learner's function on the seed's inputs, handed over as plain data;
-      // the verdict is the judge's, in a worker no learner code ever ran in (js/python.js)
-      py.setStdout({ write: (b) => b.length }); // a learner's prints are not the verdict's
-      const phase1 = trusted.check.learner_outputs.callKwargs(msg.exercise, msg.code, py.toPy(msg.parts ?? []), {
-        seed: seedOf(msg),
-      });
-      const plain = trusted.check.plain_phase1(phase1);
-      phase1.destroy();
-      let data = plain.toJs(dict);
-      plain.destroy();
-      try {
-        data = structuredClone(data); // only data leaves: anything else is the learner's doing
-      } catch {
-        data = null; // the judge says the code could not run
-      }
-      return { ok: true, result: { phase1: data } };
-    }
-    if (kind === "verdict") {
-      const result = trusted.check.judge.callKwargs(msg.exercise, py.toPy(msg.phase1 ?? null), { seed: seedOf(msg) });
-      const plain = result.toJs(dict);
-      result.destroy();
-      return { ok: true, result: plain };
-    }
-    if (kind === "demo") {
-      const onLog = (phase, step, total, metrics) => {
-        send({ id, type: "event", data: { phase, step, total, metrics: metrics.toJs(dict) } });
-        metrics.destroy();
-      };
-      // the browser's configuration, with the fields the page chose (e.g. the runs beside GRPO)
-      const config = trusted.demo.DemoConfig.browser.callKwargs(msg.config ?? {});
-      const result = trusted.demo.run(config, onLog);
-      config.destroy();
-      const plain = result.toJs(dict);
-      result.destroy();
-      return { ok: true, result: plain };
-    }
-    throw new Error(`unknown job kind ${kind}`);
+    return plainOf(trusted.jobs[msg.kind].callKwargs(job, args)) ?? { ok: true, result: null };
   } finally {
-    // from here on only the site's code runs: Stop no longer reaches Python, and says so
-    if (msg.interrupt) py.setInterruptBuffer(undefined);
-    send({ id, type: "ended" });
+    for (const value of Object.values(args)) value?.destroy?.();
+    if (started) {
+      // from here on only the site's code runs: Stop no longer reaches Python, and says so
+      if (msg.interrupt) py.setInterruptBuffer(undefined);
+      send({ id, type: "ended" });
+    }
     try {
       py.runPython("import sys\nsys.stdout.flush()\nsys.stderr.flush()");
     } catch {
@@ -437,9 +418,9 @@ async function handle(msg) {
       ok: false,
       failure:
         err instanceof LoadError
-          ? { kind: "load", what: err.what, message: err.message, offline: self.navigator.onLine === false }
+          ? { ...err.failure, offline: self.navigator.onLine === false }
           : err instanceof Stale
-            ? { kind: "stale", message: err.message }
+            ? err.failure
             : { kind: "error", message: String(err?.message ?? err) },
     };
   }

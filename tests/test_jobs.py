@@ -1,0 +1,161 @@
+"""Each kind of job is declared once per side: a row of js/job.js ``KINDS`` and, where the row
+says Python runs it, the function of its name in browser_runtime/jobs.py, the only Python the
+worker calls. These tests read the table from the JS module itself (Node) and prove the two sides
+name the same kinds and payloads, and that each function takes and returns plain data."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import shutil
+import subprocess
+
+import pytest
+
+from browser_runtime import jobs
+
+from .conftest import EXERCISES, LESSONS, ROOT
+
+NODE = shutil.which("node")
+
+
+@pytest.fixture(scope="module")
+def kinds() -> dict:
+    if NODE is None:
+        pytest.fail("node is not installed")
+    script = "import('./js/job.js').then((m) => console.log(JSON.stringify(m.KINDS)))"
+    out = subprocess.run([NODE, "--input-type=module", "-e", script], cwd=ROOT, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def _functions() -> dict:
+    return {name: fn for name, fn in vars(jobs).items() if inspect.isfunction(fn)
+            and fn.__module__ == jobs.__name__ and not name.startswith("_")}
+
+
+def test_every_python_kind_has_its_function_in_jobs_py_and_every_function_its_row(kinds):
+    python_kinds = {kind for kind, row in kinds.items() if row["python"]}
+    assert python_kinds == set(_functions())
+
+
+def test_each_function_takes_the_job_then_exactly_its_kinds_payload(kinds):
+    for name, fn in _functions().items():
+        params = list(inspect.signature(fn).parameters)
+        assert params[0] == "job", name
+        assert set(params[1:]) == set(kinds[name]["payload"]), name
+
+
+def test_each_row_says_its_worker_and_failures_from_the_known_ones(kinds):
+    script = ("import('./js/job.js').then((m) => console.log(JSON.stringify("
+              "{failures: m.FAILURES, watchdogs: m.WATCHDOGS})))")
+    known = json.loads(subprocess.run([NODE, "--input-type=module", "-e", script], cwd=ROOT,
+                                      check=True, capture_output=True, text=True).stdout)
+    for kind, row in kinds.items():
+        assert row["worker"] in ("learner", "judge"), kind
+        assert row["failures"] and set(row["failures"]) <= set(known["failures"]), kind
+        # the judge runs no learner code: none of its kinds has its worker retired after it
+        assert not (row["worker"] == "judge" and row.get("retire")), kind
+
+
+class FakeJob:
+    """The worker's handle, recorded: when the code started, and what it emitted."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.events: list[dict] = []
+
+    def started(self) -> None:
+        self.calls.append("started")
+
+    def emit(self, data: dict) -> None:
+        self.events.append(data)
+
+
+def _plain(x: object) -> bool:
+    if isinstance(x, dict):
+        return all(type(k) is str and _plain(v) for k, v in x.items())
+    if isinstance(x, list):
+        return all(_plain(v) for v in x)
+    return x is None or type(x) in (bool, int, float, str)
+
+
+def _cell(exercise_id: str) -> str:
+    return LESSONS[exercise_id].exercise(blanked=False)
+
+
+def test_run_says_a_syntax_error_before_it_starts_and_starts_a_good_cell(capsys):
+    job = FakeJob()
+    assert jobs.run(job, "x = (1 +\n") == {"ok": False}
+    assert job.calls == [] and "SyntaxError" in capsys.readouterr().err
+    job = FakeJob()
+    assert jobs.run(job, "print(6 * 7)\n", None) == {"ok": True}
+    assert job.calls == ["started"] and capsys.readouterr().out == "42\n"
+
+
+def test_check_then_verdict_pass_an_answer_through_plain_data_only():
+    exercise_id = "ppo/importance_ratio"
+    job = FakeJob()
+    # by id in the browser (the wheel's manifest); under CPython, the lesson's own manifest entry
+    exercise = EXERCISES[exercise_id]
+    phase1 = jobs.check(job, exercise, _cell(exercise_id), None, 7)
+    assert job.calls == ["started"] and _plain(phase1)
+    judged = jobs.verdict(FakeJob(), exercise, 7, phase1["result"]["phase1"])
+    assert _plain(judged)
+    result = judged["result"]
+    assert result["seed"] == 7 and result["passed"] == result["total"] > 0
+
+
+def test_check_reads_a_seed_that_is_no_32_bit_unsigned_integer_as_0():
+    exercise_id = "ppo/importance_ratio"
+    exercise = EXERCISES[exercise_id]
+    for seed in (-1, 2**32, 1.5, "3", None):
+        phase1 = jobs.check(FakeJob(), exercise, _cell(exercise_id), None, seed)
+        judged = jobs.verdict(FakeJob(), exercise, seed, phase1["result"]["phase1"])
+        assert judged["result"]["seed"] == 0, seed
+
+
+def test_check_hands_a_syntax_error_to_the_judge_without_starting():
+    job = FakeJob()
+    exercise = EXERCISES["ppo/importance_ratio"]
+    phase1 = jobs.check(job, exercise, "def f(:\n", None, 1)
+    assert job.calls == []
+    judged = jobs.verdict(FakeJob(), exercise, 1, phase1["result"]["phase1"])
+    assert judged["result"]["passed"] == 0 and "SyntaxError" in judged["result"]["error"]
+
+
+def test_demo_emits_each_logged_step_and_returns_its_metrics():
+    job = FakeJob()
+    small = {"corpus_size": 100, "sft_steps": 2, "sft_batch": 8, "ppo_steps": 2, "ppo_batch": 8,
+             "dpo_prompts": 16, "dpo_steps": 2, "dpo_batch": 8, "eval_words": 8, "log_every": 1}
+    outcome = jobs.demo(job, small)
+    assert job.calls == ["started"] and outcome["ok"] is True
+    assert job.events and {"phase", "step", "total", "metrics"} <= set(job.events[0])
+    assert _plain(outcome) and {"ppo", "dpo"} <= set(outcome["result"])
+    assert all(math.isfinite(v) for v in job.events[-1]["metrics"].values())
+
+
+def test_every_failure_code_is_worded_in_every_language_of_strings_toml():
+    import tomllib
+
+    script = ("import('./js/job.js').then((m) => console.log(JSON.stringify("
+              "{watchdogs: m.WATCHDOGS, causes: m.LOAD_CAUSES})))")
+    codes = json.loads(subprocess.run([NODE, "--input-type=module", "-e", script], cwd=ROOT,
+                                      check=True, capture_output=True, text=True).stdout)
+    table = tomllib.loads((ROOT / "js" / "strings.toml").read_text(encoding="utf-8"))
+    for group, names in (("stuck", codes["watchdogs"]), ("load", codes["causes"])):
+        assert set(table[group]) == set(names), group
+        for name in names:
+            assert set(table[group][name]) == {"zh", "en"}, (group, name)
+
+
+def test_the_page_arms_only_watchdogs_the_table_names():
+    import re
+
+    script = "import('./js/job.js').then((m) => console.log(JSON.stringify(m.WATCHDOGS)))"
+    watchdogs = json.loads(subprocess.run([NODE, "--input-type=module", "-e", script], cwd=ROOT,
+                                          check=True, capture_output=True, text=True).stdout)
+    source = (ROOT / "js" / "python.js").read_text(encoding="utf-8")
+    armed = set(re.findall(r'(?:_watchdog\(job, |stuck\()"(\w+)"', source))
+    assert armed and armed <= set(watchdogs), armed

@@ -159,3 +159,51 @@ def test_the_page_arms_only_watchdogs_the_table_names():
     source = (ROOT / "js" / "python.js").read_text(encoding="utf-8")
     armed = set(re.findall(r'(?:_watchdog\(job, |stuck\()"(\w+)"', source))
     assert armed and armed <= set(watchdogs), armed
+
+
+# one outcome of each failure code, with the values the page gives it (js/job.js FAILURES)
+FAILED_OUTCOMES = [
+    *({"state": "failed", "failure": {"kind": "load", "what": "pyodide.asm.wasm", "cause": cause,
+                                      "status": 404, "seconds": 30, "detail": "E", "offline": off}}
+      for cause in ("http", "network", "timeout", "start") for off in (False, True)),
+    *({"state": "failed", "restarted": True,
+       "failure": {"kind": "stuck", "watchdog": w, "seconds": 5, "offline": off}}
+      for w in ("ack", "stall", "quiet", "verdict") for off in (False, True)),
+    {"state": "failed", "failure": {"kind": "stale", "what": "wheel", "got": "a", "want": "b"}},
+    {"state": "failed", "failure": {"kind": "died", "message": "E"}},
+    {"state": "failed", "failure": {"kind": "error", "message": "E"}},
+    {"state": "timed-out", "restarted": True},
+    {"state": "stopped", "restarted": True},
+    {"state": "stopped"},
+]
+# what a Chinese sentence may hold in Latin letters: names of files and programs
+NAMES = {"Python", "worker", "HTTP", "pyodide", "asm", "wasm"}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_failure_is_said_in_the_pages_language_and_only_errors_blame_the_site(lang):
+    import re
+
+    from site_build.ui_strings import table
+
+    script = f"""
+      const config = {json.dumps({"strings": table(lang)})};
+      globalThis.document = {{ getElementById: () => ({{ textContent: JSON.stringify(config) }}),
+                               documentElement: {{ lang: "{lang}" }} }};
+      const {{ describeOutcome, strings }} = await import("./js/i18n.js");
+      const t = strings();
+      const said = {json.dumps(FAILED_OUTCOMES)}.map((o) => describeOutcome(o, t, {{ limitMs: 3000 }}));
+      console.log(JSON.stringify(said));
+    """
+    said = json.loads(subprocess.run([NODE, "--input-type=module", "-e", script], cwd=ROOT,
+                                     check=True, capture_output=True, text=True).stdout)
+    site_blamed = table(lang)["exerciseError"].split("{")[0]
+    for outcome, words in zip(FAILED_OUTCOMES, said, strict=True):
+        text = words["text"]
+        assert "{" not in text and "undefined" not in text, (outcome, text)
+        # the site's own code is blamed for an exception in it, and for nothing else
+        is_error = outcome.get("failure", {}).get("kind") == "error"
+        assert (site_blamed in text) == is_error, (outcome, text)
+        if lang == "zh":
+            english = set(re.findall(r"[A-Za-z]{2,}", text)) - NAMES
+            assert not english, (outcome, text)

@@ -1,13 +1,15 @@
 r"""What several phases share: the masked mean, the backward of ``aggregate_loss``, the logger
-that averages each phase's metrics, PPO's minibatches (which GRPO reuses) and what PPO and GRPO
-log of a rollout."""
+that averages each phase's metrics, PPO's minibatch loop (which GRPO reuses) and what PPO and
+GRPO log of a rollout."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from .. import kl_estimators, token_entropy
 
 if TYPE_CHECKING:
     from .config import DemoConfig
@@ -67,9 +69,23 @@ class _Logger:
             self.on_log(self.phase, step, self.total, means)
 
 
-def _rollout_metrics(rm_score, k1, k3, mask, entropy: float) -> dict[str, float]:
-    """What PPO and GRPO both log of a rollout: the mean RM score, the KL per word (k1 and k3
-    summed over the response, averaged over words), the entropy, the length in tokens."""
+def _rollout_metrics(
+    rm_score: np.ndarray, old_lp: np.ndarray, ref_lp: np.ndarray, logp: np.ndarray,
+    mask: np.ndarray,
+) -> dict[str, float]:
+    r"""What PPO and GRPO both log of a rollout of ``B`` words: the mean RM score (``rm_score``
+    ``[B]``), the KL per word (k1 and k3 of ``old_lp`` against ``ref_lp``, both ``[B, T]``, summed
+    over the response, averaged over words), the entropy (of ``logp`` ``[B, T, V]``, the policy's
+    own log-softmax, averaged over response tokens), the length in tokens.
+
+    $$\text{kl} = \frac1B\sum_b\sum_t m_{bt}(\log\pi - \log\pi_{\text{ref}})_{bt},\qquad
+      \text{entropy} = \operatorname{mean}_{m_{bt} \ne 0}
+      \Big(-\sum_v\pi_{bt}(v)\log\pi_{bt}(v)\Big)$$
+    """
+    # KL(π ‖ π_ref) per token: tokens come from π, so p = π_ref, q = π; k1 = log π − log π_ref
+    k1, _, k3 = kl_estimators(ref_lp, old_lp)
+    # H(π_t) = −Σ_v π_t(v) log π_t(v), averaged over response tokens (log π: logits of π itself)
+    entropy = float(token_entropy(logp[mask != 0]).mean())
     return {
         "rm_score": float(rm_score.mean()),
         "kl": float((k1 * mask).sum(axis=1).mean()),
@@ -87,3 +103,17 @@ def _minibatches(cfg: DemoConfig, n: int, rng: np.random.Generator) -> Iterator[
         order = rng.permutation(n)
         for start in range(0, n, size):
             yield order[start : start + size]
+
+
+def _minibatch_updates(
+    cfg: DemoConfig,
+    n: int,
+    rng: np.random.Generator,
+    update: Callable[[np.ndarray], dict[str, float]],
+    names: Sequence[str],
+) -> dict[str, float]:
+    """PPO's learning loop, which GRPO reuses: ``update(idx)`` (its Adam steps on the rows
+    ``idx``) for each of :func:`_minibatches`' ``ppo_epochs × ppo_minibatches`` slices of a
+    rollout of ``n`` rows; the mean over the updates of each metric in ``names`` it returns."""
+    logged = [update(idx) for idx in _minibatches(cfg, n, rng)]
+    return {name: float(np.mean([u[name] for u in logged])) for name in names}

@@ -24,10 +24,15 @@ from .. import (
     importance_ratio,
     kl_estimators,
     rollout_is_weights,
-    token_entropy,
 )
 from ..policy_losses import GSPO_LOG_RATIO_CAP, _sequence_log_ratio
-from .common import _aggregation_weights, _Logger, _masked_mean, _minibatches, _rollout_metrics
+from .common import (
+    _aggregation_weights,
+    _Logger,
+    _masked_mean,
+    _minibatch_updates,
+    _rollout_metrics,
+)
 from .config import DemoConfig, Variant
 from .data import _random_prompts
 from .model import Adam, Batch, TinyLM
@@ -129,28 +134,27 @@ def grpo_step(
     # log π_old: the trainer's own log-probs of the words, not the sampler's (batch.logprobs)
     old_lp, logp = actor.token_logprobs(batch, tau)  # [N, T], [N, T, V]
     ref_lp, _ = ref.token_logprobs(batch, tau)  # [N, T]
-    k1, _, k3 = kl_estimators(ref_lp, old_lp)
-    # H(π_t) = −Σ_v π_t(v) log π_t(v), averaged over response tokens (log π: logits of π itself)
-    entropy = float(token_entropy(logp[m != 0]).mean())
+    # what is logged of the rollout: RM score, KL to the reference (k1, k3), entropy, length
+    rollout = _rollout_metrics(rm_score, old_lp, ref_lp, logp, m)
     # TIS: w = min(π_old / π_rollout, C) per token, a constant in the loss
     w = None
     if variant.tis:
         w = rollout_is_weights(old_lp, batch.logprobs, m, threshold=cfg.tis_threshold)
+
     # --- learning: the clipped surrogate with β·k3 in the loss, in PPO's minibatches ---
-    losses, clipfracs = [], []
-    for idx in _minibatches(cfg, len(prompts), rng):
+    def update(idx: np.ndarray) -> dict[str, float]:
         loss, grads, clipfrac = grpo_loss_and_grads(
             actor, batch.take(idx), old_lp[idx], adv[idx], ref_lp[idx], cfg, variant.loss,
             None if w is None else w[idx],
         )
         opt.step(grads)
-        losses.append(loss)
-        clipfracs.append(clipfrac)
+        return {"policy_loss": loss, "clipfrac": clipfrac}
+
+    learning = _minibatch_updates(cfg, len(prompts), rng, update, ("policy_loss", "clipfrac"))
     groups = rm_score.reshape(-1, G)
     metrics = {
-        **_rollout_metrics(rm_score, k1, k3, m, entropy),
-        "policy_loss": float(np.mean(losses)),
-        "clipfrac": float(np.mean(clipfracs)),
+        **rollout,
+        **learning,
         # share of groups whose words all scored the same: no signal, advantage 0
         "flat_groups": float(np.mean(groups.max(axis=1) == groups.min(axis=1))),
     }

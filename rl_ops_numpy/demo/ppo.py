@@ -16,15 +16,19 @@ import numpy as np
 from .. import (
     compute_gae,
     importance_ratio,
-    kl_estimators,
     masked_whiten,
     policy_surrogate_loss,
     shape_token_rewards,
-    token_entropy,
     value_clipped_loss,
 )
 from ..ppo import _clipped_values
-from .common import _aggregation_weights, _Logger, _masked_mean, _minibatches, _rollout_metrics
+from .common import (
+    _aggregation_weights,
+    _Logger,
+    _masked_mean,
+    _minibatch_updates,
+    _rollout_metrics,
+)
 from .config import DemoConfig
 from .data import _random_prompts
 from .model import Adam, Batch, TinyLM, ValueHead
@@ -143,13 +147,11 @@ def ppo_step(
     adv, returns = compute_gae(rewards, old_v, m, cfg.gamma, cfg.lam)
     # Â ← (Â − mean Â) / √(var Â + 1e-8) over the batch's response tokens (unbiased variance)
     adv = masked_whiten(adv, m)
-    # KL(π ‖ π_ref) per token: tokens come from π, so p = π_ref, q = π; k1 = log π − log π_ref
-    k1, _, k3 = kl_estimators(ref_lp, old_lp)
-    # H(π_t) = −Σ_v π_t(v) log π_t(v), averaged over response tokens (log π: logits of π itself)
-    entropy = float(token_entropy(logp[m != 0]).mean())
+    # what is logged of the rollout: RM score, KL to the reference (k1, k3), entropy, length
+    rollout = _rollout_metrics(rm_score, old_lp, ref_lp, logp, m)
+
     # --- learning: several epochs of minibatch updates on the same rollout ---
-    pl, vl, cf = [], [], []
-    for idx in _minibatches(cfg, cfg.ppo_batch, rng):
+    def update(idx: np.ndarray) -> dict[str, float]:
         mb = batch.take(idx)
         # actor: L^CLIP = mean max(−Âρ, −Â clip(ρ, 1−ε, 1+ε)), one Adam step
         loss, grads, clipfrac = policy_loss_and_grads(
@@ -161,15 +163,10 @@ def ppo_step(
             critic, mb, old_v[idx], returns[idx], cfg.clip_range_value
         )
         opt_critic.step(v_grads)
-        pl.append(loss)
-        vl.append(v_loss)
-        cf.append(clipfrac)
-    return {
-        **_rollout_metrics(rm_score, k1, k3, m, entropy),
-        "policy_loss": float(np.mean(pl)),
-        "value_loss": float(np.mean(vl)),
-        "clipfrac": float(np.mean(cf)),
-    }
+        return {"policy_loss": loss, "value_loss": v_loss, "clipfrac": clipfrac}
+
+    names = ("policy_loss", "value_loss", "clipfrac")
+    return {**rollout, **_minibatch_updates(cfg, cfg.ppo_batch, rng, update, names)}
 
 
 def train_ppo(cfg: DemoConfig, sft: TinyLM, rng: np.random.Generator, log: _Logger) -> TinyLM:

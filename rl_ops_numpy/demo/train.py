@@ -109,56 +109,29 @@ def run(config: DemoConfig | Mapping[str, Any] | None = None, on_log: OnLog | No
         cfg = DemoConfig.from_dict(config)
     seeds = np.random.SeedSequence(cfg.seed).spawn(7)
     seq_sft, seq_ppo, seq_dpo, seq_eval, seq_dpo_eval, seq_grpo, seq_noise = seeds
-    result: dict[str, Any] = {"config": cfg.to_dict(), "sft": {}, "ppo": {}, "dpo": {},
-                              "simpo": {}, "grpo": {}}
-    every = cfg.log_every
+    result: dict[str, Any] = {"config": cfg.to_dict()}
 
-    sft = train_sft(
-        cfg,
-        np.random.default_rng(seq_sft),
-        _Logger("sft", cfg.sft_steps, every, result["sft"], on_log),
-    )
-    actor = train_ppo(
-        cfg,
-        sft,
-        np.random.default_rng(seq_ppo),
-        _Logger("ppo", cfg.ppo_steps, every, result["ppo"], on_log),
-    )
-    dpo_policy = train_dpo(
-        cfg,
-        sft,
-        np.random.default_rng(seq_dpo),
-        _Logger("dpo", cfg.dpo_steps, every, result["dpo"], on_log),
-        np.random.default_rng(seq_dpo_eval),
-    )
-    # DPO's seeds: the same pairs, minibatches and evaluation prompts
-    simpo_policy = train_dpo(
-        cfg,
-        sft,
-        np.random.default_rng(seq_dpo),
-        _Logger("simpo", cfg.dpo_steps, every, result["simpo"], on_log),
-        np.random.default_rng(seq_dpo_eval),
-        loss="simpo",
-    )
-    grpo_policy = train_grpo(
-        cfg,
-        sft,
-        np.random.default_rng(seq_grpo),
-        _Logger("grpo", cfg.grpo_steps, every, result["grpo"], on_log),
-    )
-    models = {"sft": sft, "ppo": actor, "dpo": dpo_policy, "simpo": simpo_policy,
-              "grpo": grpo_policy}
+    def log(phase: str, total: int) -> _Logger:
+        """The logger of ``phase``, which fills ``result[phase]``."""
+        return _Logger(phase, total, cfg.log_every, result.setdefault(phase, {}), on_log)
+
+    rng = np.random.default_rng
+    sft = train_sft(cfg, rng(seq_sft), log("sft", cfg.sft_steps))
+    models = {
+        "sft": sft,
+        "ppo": train_ppo(cfg, sft, rng(seq_ppo), log("ppo", cfg.ppo_steps)),
+        "dpo": train_dpo(cfg, sft, rng(seq_dpo), log("dpo", cfg.dpo_steps), rng(seq_dpo_eval)),
+        # DPO's seeds: the same pairs, minibatches and evaluation prompts
+        "simpo": train_dpo(
+            cfg, sft, rng(seq_dpo), log("simpo", cfg.dpo_steps), rng(seq_dpo_eval), loss="simpo"
+        ),
+        "grpo": train_grpo(cfg, sft, rng(seq_grpo), log("grpo", cfg.grpo_steps)),
+    }
     if cfg.grpo_variants:
         for name, variant in GRPO_VARIANTS.items():
             # GRPO's seed: the same prompts and draws as GRPO's until the words differ
-            result[name] = {}
             models[name] = train_grpo(
-                cfg,
-                sft,
-                np.random.default_rng(seq_grpo),
-                _Logger(name, cfg.grpo_steps, every, result[name], on_log),
-                variant,
-                np.random.default_rng(seq_noise),
+                cfg, sft, rng(seq_grpo), log(name, cfg.grpo_steps), variant, rng(seq_noise)
             )
     result["eval"] = {name: _evaluate(model, cfg, seq_eval) for name, model in models.items()}
     return result

@@ -42,7 +42,7 @@ def _sequence_log_ratio(log_ratio: np.ndarray, real: np.ndarray) -> np.ndarray:
     r"""``[B, 1]`` GSPO's $\log s_i = \min\big(\frac{1}{|y_i|}\sum_t m_{it}\log\rho_{it},\ 10\big)$,
     the mean log-ratio of each response capped as verl 0.9.1 caps it, from ``[B, T]`` log-ratios
     that are 0 on padding and the ``[B, T]`` boolean mask ``real`` (a row with no token: 0).
-    Shared by :func:`gspo_loss` and the demo's GSPO gradient (``rl_ops_numpy/demo/train.py``),
+    Shared by :func:`gspo_loss` and the demo's GSPO gradient (``rl_ops_numpy/demo/grpo.py``),
     which needs ``s_i`` and the loss returns only its value."""
     n = np.count_nonzero(real, axis=1)[:, None]  # [B, 1] response tokens per row, |y_i|
     # log s_i = (1/|y_i|) Σ_t log ρ_t, capped at 10 (verl)

@@ -140,7 +140,7 @@ def _clipped_values(new: np.ndarray, old: np.ndarray, clip_range_value: float) -
     r"""$V^{\text{clip}} = V_{\text{old}} + \operatorname{clip}(V_\theta - V_{\text{old}},
     -\epsilon_v, \epsilon_v)$, shaped like ``new``: the clipped branch of
     :func:`value_clipped_loss`. Shared with the demo's critic gradient
-    (``rl_ops_numpy/demo/train.py``), which needs to know which branch is the larger, where the
+    (``rl_ops_numpy/demo/ppo.py``), which needs to know which branch is the larger, where the
     loss returns only its mean."""
     # V_clip = V_old + clip(V − V_old, −ε_v, ε_v)
     return old + np.clip(new - old, -clip_range_value, clip_range_value)

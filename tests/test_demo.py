@@ -26,7 +26,12 @@ from rl_ops_numpy import (
 )
 from rl_ops_numpy.demo import BROWSER_CONFIG, DemoConfig, run
 from rl_ops_numpy.demo.__main__ import fifths, main
+from rl_ops_numpy.demo.common import _Logger
+from rl_ops_numpy.demo.config import GRPO_VARIANTS, Variant
+from rl_ops_numpy.demo.dpo import dpo_loss_and_grads, simpo_loss_and_grads
+from rl_ops_numpy.demo.grpo import grpo_loss_and_grads, train_grpo
 from rl_ops_numpy.demo.model import EOS, FIRST_LETTER, PAD, Batch, TinyLM, ValueHead, decode
+from rl_ops_numpy.demo.ppo import policy_loss_and_grads, value_loss_and_grads
 from rl_ops_numpy.demo.reward import (
     alternation_term,
     diversity_term,
@@ -36,19 +41,7 @@ from rl_ops_numpy.demo.reward import (
     score,
     short_penalty,
 )
-from rl_ops_numpy.demo.train import (
-    GRPO_VARIANTS,
-    Variant,
-    _Logger,
-    dpo_loss_and_grads,
-    grpo_loss_and_grads,
-    policy_loss_and_grads,
-    sft_loss_and_grads,
-    simpo_loss_and_grads,
-    train_grpo,
-    train_sft,
-    value_loss_and_grads,
-)
+from rl_ops_numpy.demo.sft import sft_loss_and_grads, train_sft
 from rl_ops_numpy.grpo import LOSS_AGG_MODES
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,13 +11,18 @@ browser worker does::
 
 - :mod:`.model`: the toy language model (actor), the value head (critic), Adam; gradients by hand.
 - :mod:`.reward`: the rule-based reward model, one named function per term.
-- :mod:`.train`: the phases, built on the operators of :mod:`rl_ops_numpy`.
+- :mod:`.config`: every knob of the run; :mod:`.data`: the corpus, the prompts, DPO's pairs.
+- :mod:`.sft`, :mod:`.ppo`, :mod:`.dpo` (and SimPO), :mod:`.grpo` (and the runs beside it): one
+  phase each, its losses' gradients by hand, built on the operators of :mod:`rl_ops_numpy`;
+  :mod:`.common`: what several of them share.
+- :mod:`.train`: :func:`run`, which chains the phases.
 - :mod:`.plot`: the optional matplotlib figure; :mod:`.__main__`: the command line.
 """
 
+from .config import BROWSER_CONFIG, DemoConfig
 from .model import Batch, TinyLM, ValueHead
 from .reward import reward_terms, score
-from .train import BROWSER_CONFIG, DemoConfig, run
+from .train import run
 
 __all__ = [
     "BROWSER_CONFIG",

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, TextIO
 
+from .config import DemoConfig, with_steps
 from .plot import MatplotlibMissing, require_matplotlib, save_plot
-from .train import DemoConfig, run, with_steps
+from .train import run
 
 __all__ = ["fifths", "format_table", "main"]
 

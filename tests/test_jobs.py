@@ -192,7 +192,8 @@ def test_every_failure_is_said_in_the_pages_language_and_only_errors_blame_the_s
                                documentElement: {{ lang: "{lang}" }} }};
       const {{ describeOutcome, strings }} = await import("./js/i18n.js");
       const t = strings();
-      const said = {json.dumps(FAILED_OUTCOMES)}.map((o) => describeOutcome(o, t, {{ limitMs: 3000 }}));
+      const said = {json.dumps(FAILED_OUTCOMES)}
+        .map((o) => describeOutcome(o, t, {{ limitMs: 3000 }}));
       console.log(JSON.stringify(said));
     """
     said = json.loads(subprocess.run([NODE, "--input-type=module", "-e", script], cwd=ROOT,

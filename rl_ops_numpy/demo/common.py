@@ -56,6 +56,8 @@ class _Logger:
         self.pending: dict[str, list[float]] = {}
 
     def add(self, step: int, metrics: dict[str, float]) -> None:
+        """Keep ``step``'s metrics; at a logging step (every ``every``-th, and the last), log
+        the mean of each since the previous one."""
         for k, v in metrics.items():
             self.pending.setdefault(k, []).append(float(v))
         if step % self.every and step != self.total:

@@ -143,6 +143,7 @@ def grpo_step(
 
     # --- learning: the clipped surrogate with β·k3 in the loss, in PPO's minibatches ---
     def update(idx: np.ndarray) -> dict[str, float]:
+        """One Adam step of the actor on the rows ``idx``; its loss and clip fraction."""
         loss, grads, clipfrac = grpo_loss_and_grads(
             actor, batch.take(idx), old_lp[idx], adv[idx], ref_lp[idx], cfg, variant.loss,
             None if w is None else w[idx],

@@ -152,6 +152,7 @@ def ppo_step(
 
     # --- learning: several epochs of minibatch updates on the same rollout ---
     def update(idx: np.ndarray) -> dict[str, float]:
+        """One Adam step of the actor and one of the critic on the rows ``idx``; their losses."""
         mb = batch.take(idx)
         # actor: L^CLIP = mean max(−Âρ, −Â clip(ρ, 1−ε, 1+ε)), one Adam step
         loss, grads, clipfrac = policy_loss_and_grads(

@@ -20,7 +20,7 @@ UV_VERSION := 0.13.9
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 INSTALL := $(PY) -m pip install --quiet --require-hashes -c requirements.lock
 
-.PHONY: serve test test-fast site bench golden peers lint lock clean deps browser
+.PHONY: serve test test-fast site bench bench-suite durations golden peers lint lock clean deps browser
 
 # ---- installation (each step runs again only when its inputs change) -------------------------
 
@@ -82,8 +82,17 @@ test-fast: $(VENV)/.deps-test node_modules/.package-lock.json
 site: $(VENV)/.deps-docs node_modules/.package-lock.json
 	$(PY) -m mkdocs build --strict --site-dir site
 
+# The site's timings (bench/), then both test tiers' wall time in a fresh clone of HEAD.
 bench: deps
-	$(PY) -m bench
+	$(PY) -m bench; status=$$?; $(MAKE) --no-print-directory bench-suite && exit $$status
+
+bench-suite:
+	bench/suite.sh
+
+# tests/durations.json (each test file's seconds, the order of a fresh clone's `make test`) from
+# the pytest cache of the last `make test` here
+durations: $(VENV)/.deps-test
+	$(PY) -m tests.conftest
 
 golden: $(VENV)/.deps-test
 	$(PY) -m tests.golden --write

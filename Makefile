@@ -1,6 +1,7 @@
 # The two commands a newcomer needs are `make serve` and `make test`; each installs what it needs.
 # Other targets: `make test-fast` (ruff, Biome and every test that needs no browser: the inner
-# loop, a few minutes), `make site` (build into site/), `make bench`, `make golden` (rewrite
+# loop, about 5 minutes), `make site` (build into site/), `make bench` (then `make bench-suite`:
+# both tiers timed in a fresh clone), `make durations` (tests/durations.json), `make golden` (rewrite
 # expected outputs after changing a lesson), `make peers` (rewrite the parity vectors
 # tests/peers/*.json from the wheels pinned in peers/pins.toml), `make lint`, `make lock`
 # (re-resolve requirements.lock), `make clean`.

@@ -1,6 +1,7 @@
 # The two commands a newcomer needs are `make serve` and `make test`; each installs what it needs.
 # Other targets: `make test-fast` (ruff, Biome and every test that needs no browser: the inner
-# loop, a few minutes), `make site` (build into site/), `make bench`, `make golden` (rewrite
+# loop, about 5 minutes), `make site` (build into site/), `make bench` (then `make bench-suite`:
+# both tiers timed in a fresh clone), `make durations` (tests/durations.json), `make golden` (rewrite
 # expected outputs after changing a lesson), `make peers` (rewrite the parity vectors
 # tests/peers/*.json from the wheels pinned in peers/pins.toml), `make lint`, `make lock`
 # (re-resolve requirements.lock), `make clean`.
@@ -20,7 +21,7 @@ UV_VERSION := 0.13.9
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 INSTALL := $(PY) -m pip install --quiet --require-hashes -c requirements.lock
 
-.PHONY: serve test test-fast site bench golden peers lint lock clean deps browser
+.PHONY: serve test test-fast site bench bench-suite durations golden peers lint lock clean deps browser
 
 # ---- installation (each step runs again only when its inputs change) -------------------------
 
@@ -82,8 +83,17 @@ test-fast: $(VENV)/.deps-test node_modules/.package-lock.json
 site: $(VENV)/.deps-docs node_modules/.package-lock.json
 	$(PY) -m mkdocs build --strict --site-dir site
 
+# The site's timings (bench/), then both test tiers' wall time in a fresh clone of HEAD.
 bench: deps
-	$(PY) -m bench
+	$(PY) -m bench; status=$$?; $(MAKE) --no-print-directory bench-suite && exit $$status
+
+bench-suite:
+	bench/suite.sh
+
+# tests/durations.json (each test file's seconds, the order of a fresh clone's `make test`) from
+# the pytest cache of the last `make test` here
+durations: $(VENV)/.deps-test
+	$(PY) -m tests.conftest
 
 golden: $(VENV)/.deps-test
 	$(PY) -m tests.golden --write

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sys
@@ -92,6 +93,9 @@ def shared_pages():
 
 # pytest's cache (.pytest_cache): how many seconds each test file took when it last ran
 FILE_SECONDS = "rl-ops/seconds-per-file"
+# the same, committed (`make durations` writes it from the cache after a `make test`): the order
+# of a fresh clone (CI), which has no cache
+DURATIONS = Path(__file__).with_name("durations.json")
 _seconds: dict[str, float] = {}
 
 
@@ -121,11 +125,13 @@ def pytest_collection_modifyitems(config, items):
     (`--dist loadfile`: the tests of a module that share a page and its Python, or Pyodide in
     Node, stay together) in this order (`--no-loadscope-reorder`): the slow files start early
     and the quick ones fill the end, so both workers finish together. The seconds are those of
-    the last run (`FILE_SECONDS`); a file not timed yet comes first if it drives Chromium, else
-    last. (xdist's `loadgroup` could spread a slow file's other tests too, but with pytest 9.2
-    it no longer groups: pytest-xdist issue 1386.)"""
+    the last run (`FILE_SECONDS`), else those committed in tests/durations.json; a file timed
+    in neither comes first if it drives Chromium, else last. (xdist's `loadgroup` could spread
+    a slow file's other tests too, but with pytest 9.2 it no longer groups: pytest-xdist issue
+    1386.)"""
     cache = getattr(config, "cache", None)
-    seconds = cache.get(FILE_SECONDS, {}) if cache is not None else {}
+    committed = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.exists() else {}
+    seconds = {**committed, **(cache.get(FILE_SECONDS, {}) if cache is not None else {})}
 
     def cost(item) -> float:
         name = _file(item.nodeid)
@@ -149,3 +155,16 @@ def pytest_sessionfinish(session):
         return
     timed = {name: round(seconds, 1) for name, seconds in _seconds.items()}
     cache.set(FILE_SECONDS, {**cache.get(FILE_SECONDS, {}), **timed})
+
+
+def write_durations() -> None:
+    """tests/durations.json from this checkout's cache (`make durations`, after a `make test`):
+    each file's seconds, rounded to whole seconds, sorted by name (a small, stable diff)."""
+    cached = ROOT / ".pytest_cache" / "v" / FILE_SECONDS
+    seconds = json.loads(cached.read_text(encoding="utf-8"))
+    table = {name: round(seconds[name]) for name in sorted(seconds) if (ROOT / name).exists()}
+    DURATIONS.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    write_durations()

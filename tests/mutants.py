@@ -12,9 +12,9 @@ Two kinds of mutant of a lesson's answer (its exercise section, unblanked):
 
 A mechanical mutant may mean the same as the answer (``x >= 0`` for ``x > 0`` where x is never
 exactly 0). Which ones do is decided by evidence, not by a list: :func:`difference` runs mutant
-and answer on many more inputs than one Check draws (:data:`EVIDENCE_SEEDS` seeds of the
-exercise's own inputs, then as many with every case padded with what padding may hold and
-defaults left out) and returns the first where they differ, or None.
+and answer (its side computed once, :class:`Answer`) on many more inputs than one Check draws
+(:data:`EVIDENCE_SEEDS` seeds of the exercise's own inputs, then as many with every case padded
+with what padding may hold and defaults left out) and returns the first where they differ, or None.
 """
 
 from __future__ import annotations
@@ -103,28 +103,62 @@ def evidence(ex: Exercise, monkeypatch) -> Iterator[dict]:
                 yield ex.inputs(20_000 + seed, case)
 
 
-def difference(ex: Exercise, answer: Callable, mutant: Callable, monkeypatch) -> dict | None:
+class Answer:
+    """The answer's side of :func:`difference`, computed once per answer rather than once per
+    mutant: the evidence inputs (:func:`evidence`), and on each its result and, where the
+    exercise sets ``GRADIENT``, its gradients (each when first asked for)."""
+
+    def __init__(self, ex: Exercise, fn: Callable, monkeypatch) -> None:
+        self.ex, self.fn = ex, fn
+        self.inputs = list(evidence(ex, monkeypatch))
+        self._results: dict[int, object] = {}
+        self._gradients: dict[int, object] = {}
+
+    def result(self, k: int) -> object:
+        if k not in self._results:
+            self._results[k] = call(self.fn, self.inputs[k])
+        return self._results[k]
+
+    def gradients(self, k: int) -> object:
+        if k not in self._gradients:
+            self._gradients[k] = gradients(self.fn, self.ex, self.inputs[k], k, 0)
+        return self._gradients[k]
+
+
+def difference(answer: Answer, mutant: Callable) -> dict | None:
     """The first allowed input (:func:`evidence`) where ``mutant`` gives another result than
-    ``answer`` (values within Check's tolerance, or another exception; where the exercise sets
+    the answer (values within Check's tolerance, or another exception; where the exercise sets
     ``GRADIENT``, the gradients too), or None: the mutant means the same as the answer on every
     input tried."""
-    for k, inputs in enumerate(evidence(ex, monkeypatch)):
-        if not _same(call(mutant, inputs), call(answer, inputs), ex):
+    ex = answer.ex
+    for k, inputs in enumerate(answer.inputs):
+        if not _same(call(mutant, inputs), answer.result(k), ex):
             return inputs
         if ex.gradient:
             theirs = gradients(mutant, ex, inputs, k, 0)
-            if _gradient_differs(theirs, gradients(answer, ex, inputs, k, 0), ex) is not None:
+            if _gradient_differs(theirs, answer.gradients(k), ex) is not None:
                 return inputs
     return None
+
+
+_DRAWN: dict[tuple[str, int], list[tuple[dict, object]]] = {}
+
+
+def _drawn(ex: Exercise, seed: int) -> list[tuple[dict, object]]:
+    """Each case's inputs at ``seed`` and the reference's output on them (NumPy: the same under
+    real torch and the layer), drawn once for every mutant and trap checked at that seed."""
+    key = (ex.id, seed)
+    if key not in _DRAWN:
+        cases = [ex.inputs(seed, case) for case in range(CASES)]
+        _DRAWN[key] = [(inputs, _reference_numpy(ex.expected(inputs))) for inputs in cases]
+    return _DRAWN[key]
 
 
 def check_fails(ex: Exercise, fn: Callable, seed: int) -> bool:
     """Whether Check, at ``seed``, finds a case where ``fn`` disagrees with the reference, in
     value or, where the exercise sets ``GRADIENT``, in gradient with the answer (what its
     verdict counts: :func:`browser_runtime.check.verdict`, without phase 1's shrinking)."""
-    for case in range(CASES):
-        inputs = ex.inputs(seed, case)
-        want = _reference_numpy(ex.expected(inputs))
+    for inputs, want in _drawn(ex, seed):
         got = call(fn, inputs)
         if isinstance(got, Exception) or not _same(got, want, ex):
             return True

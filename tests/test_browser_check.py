@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from .browser import edit, new_page, press
+from .browser import describe, edit, new_page, press, wait_until
 from .conftest import LESSONS
 
 LANGUAGES = {"zh": "", "en": "en/"}
@@ -34,7 +34,12 @@ def pages(chromium, site_url):
 def _failing_check(page, exercise_id: str, code: str) -> str:
     """Check ``code`` in the exercise's cell: Check fails it; its output."""
     edit(page, exercise_id, code)
-    out = press(page, exercise_id, "check")
+    press(page, exercise_id, "check")
+    # the count, once the verdict has come (it may follow the cell's idle state by a frame)
+    wait_until(page, "(sel) => /^\\d+\\/\\d+$/.test(document.querySelector(sel)?.textContent)",
+               f"[data-runner='{exercise_id}'] .rl-status", what=f"{exercise_id}'s Check count",
+               now=lambda: describe(page, exercise_id))
+    out = page.locator(f"[data-runner='{exercise_id}'] [data-output]").text_content()
     passed, total = map(int, page.locator(f"[data-runner='{exercise_id}'] .rl-status")
                         .text_content().split("/"))
     assert passed < total, out

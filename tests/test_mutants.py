@@ -17,7 +17,7 @@ from browser_runtime import torch_layer_installed
 from browser_runtime.check import check
 
 from .conftest import LESSONS
-from .mutants import check_fails, define, difference, mechanical, seeds
+from .mutants import Answer, check_fails, define, difference, mechanical, seeds
 
 
 @pytest.mark.parametrize("exercise_id", sorted(LESSONS))
@@ -80,10 +80,10 @@ def test_check_fails_every_mechanical_mutant_that_changes_a_result_at_every_seed
     lesson, ex = LESSONS[exercise_id], LESSONS[exercise_id].manifest
     missed = {}
     with torch_layer_installed() if torch_of == "layer" else contextlib.nullcontext():
-        answer = define(lesson.exercise(blanked=False), lesson.name)
+        answer = Answer(ex, define(lesson.exercise(blanked=False), lesson.name), monkeypatch)
         for mutant in mechanical(lesson):  # none where the answer has no such place
             fn = define(mutant.code, lesson.name)
-            if difference(ex, answer, fn, monkeypatch) is None:
+            if difference(answer, fn) is None:
                 continue  # it gives the answer's result on every input tried: the same meaning
             passed = [seed for seed in seeds(exercise_id) if not check_fails(ex, fn, seed)]
             if passed:

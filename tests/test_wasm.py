@@ -3,9 +3,13 @@ Node, loaded from the built site's own ``assets/pyodide/`` and wheel, so what is
 ships. CPython cannot show the bugs of a 32-bit ``np.intp`` or an older numpy; this can.
 
 One Node run (tests/wasm/pyodide_node.mjs + driver.py) does every task; the tests read its
-results: lessons print their golden output, Check passes every answer and fails a wrong one,
-the cell runner reports errors in the learner's terms, torch expressions keep the layer's
-contract with real torch, and the demo trains.
+results: lessons print their golden output; every exercise's cell, as its page builds it
+(js/runner.js ``program``) in each language, runs to that language's expected output; Check, as
+the page runs it (phase 1, its plain data, the judge's verdict), passes every answer and fails
+its blanks, its wrong last blank (with a shrunk case) and every trap its lesson names; the cell
+runner reports errors in the learner's terms, torch expressions keep the layer's contract with
+real torch, and the demo trains. These are the per-exercise checks that need no page: Chromium
+(tests/test_browser_exercises.py) drives a few exercises per chapter through the page itself.
 """
 
 from __future__ import annotations
@@ -20,8 +24,11 @@ import numpy as np
 import pytest
 import torch as real_torch
 
-from .conftest import LESSONS, ROOT
+from browser_runtime.check import check
+
+from .conftest import EXERCISES, LESSONS, ROOT
 from .golden import golden_path
+from .mutants import seeds
 from .test_runner import _cell
 from .test_torch_layer import (
     EXPRESSION_LIST,
@@ -35,18 +42,58 @@ DEMO = {"corpus_size": 200, "sft_steps": 10, "sft_batch": 16, "ppo_steps": 6, "p
         "dpo_prompts": 32, "dpo_steps": 6, "dpo_batch": 16, "eval_words": 32, "log_every": 2}
 
 
-def wrong_answer(exercise_id: str) -> str:
-    """The exercise with every blank answered, the last one wrongly (its value times 1.5)."""
-    lesson = LESSONS[exercise_id]
-    answers = [b.answer for b in lesson.blanks]
-    answers[-1] = f"({answers[-1]}) * 1.5"
-    parts = lesson.exercise(blanked=True).split("_____")
-    return "".join(p + (answers[i] if i < len(answers) else "") for i, p in enumerate(parts))
+LANGUAGES = ("zh", "en")
+BLANK = "_____"
 
 
-def _check_task(exercise_id: str, exercise: str) -> dict:
-    code, parts = _cell(exercise_id, exercise)
-    return {"exercise_id": exercise_id, "code": code, "parts": parts}
+def one_line(answer: str) -> str:
+    """An answer as a learner types it into a one-line blank (brackets join its lines)."""
+    return " ".join(answer.split())
+
+
+def answers(exercise_id: str) -> list[str]:
+    return [one_line(b.answer) for b in LESSONS[exercise_id].blanks]
+
+
+def wrong(exercise_id: str) -> list[str]:
+    """Every blank answered, the last one wrongly (its value times 1.5)."""
+    right = answers(exercise_id)
+    return [*right[:-1], f"({right[-1]}) * 1.5"]
+
+
+def program(exercise_id: str, lang: str, blanks: list[str] | None, with_test: bool) -> dict:
+    """The code and parts a cell of the ``lang`` page sends (js/runner.js ``program``): its
+    exercise with ``blanks`` typed in (None: left empty), then for Run its test."""
+    lesson = LESSONS[exercise_id].in_language(lang)
+    pieces = lesson.exercise(blanked=True).rstrip("\n").split(BLANK)
+    typed = [*(blanks or []), *[BLANK] * len(pieces)][: len(pieces) - 1]
+    ex = "".join(piece + value for piece, value in zip(pieces, [*typed, ""], strict=True))
+    if not with_test:
+        return {"code": f"{ex}\n", "parts": [{"name": "exercise", "first": 1,
+                                              "length": ex.count("\n") + 1}]}
+    test = lesson.test().rstrip("\n")
+    return {"code": f"{ex}\n\n{test}\n", "parts": [
+        {"name": "exercise", "first": 1, "length": ex.count("\n") + 1},
+        {"name": "test", "first": ex.count("\n") + 3, "length": test.count("\n") + 1},
+    ]}
+
+
+def check_tasks(exercise_id: str) -> dict[str, dict]:
+    """Check's tasks of one exercise, by key: the answer typed in, the blanks left empty, the
+    wrong last blank, and each trap (a change of the answer, typed in the editor)."""
+    lesson, seed = LESSONS[exercise_id], seeds(exercise_id)[2]
+    tasks = {
+        "answer": program(exercise_id, "en", answers(exercise_id), with_test=False),
+        "blanks": program(exercise_id, "en", None, with_test=False),
+        "wrong": program(exercise_id, "en", wrong(exercise_id), with_test=False),
+    }
+    answer = lesson.exercise(blanked=False)
+    for k, trap in enumerate(lesson.traps):
+        code = trap.apply(answer)
+        tasks[f"trap {k}"] = {"code": code, "parts": [
+            {"name": "cell", "first": 1, "length": code.rstrip("\n").count("\n") + 1}]}
+    return {f"{kind} {exercise_id}": {**task, "exercise_id": exercise_id, "seed": seed}
+            for kind, task in tasks.items()}
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +107,9 @@ def wasm(built_site, tmp_path_factory) -> dict:
     exercise_ids = sorted(LESSONS)
     tasks = {
         "lessons": {ex: LESSONS[ex].text for ex in exercise_ids},
-        "checks": [_check_task(s, LESSONS[s].exercise(blanked=False)) for s in exercise_ids]
-        + [_check_task(s, wrong_answer(s)) for s in exercise_ids],
+        "runs": {f"{lang} {ex}": program(ex, lang, answers(ex), with_test=True)
+                 for ex in exercise_ids for lang in LANGUAGES},
+        "checks": {key: task for ex in exercise_ids for key, task in check_tasks(ex).items()},
         "cells": [
             dict(zip(("code", "parts"), _cell("ppo/importance_ratio", "ratio = (1 +\n"),
                      strict=True)),
@@ -80,7 +128,7 @@ def wasm(built_site, tmp_path_factory) -> dict:
     )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     results = json.loads((work / "results.json").read_text(encoding="utf-8"))
-    results["exercise_ids"] = exercise_ids
+    print(f"seconds in Pyodide: {results['seconds']}")  # shown with -s, or when a test fails
     return results
 
 
@@ -95,16 +143,67 @@ def test_lesson_prints_its_golden_output_on_wasm32(wasm, exercise_id):
     assert wasm["lessons"][exercise_id] == golden
 
 
+@pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("exercise_id", sorted(LESSONS))
-def test_check_passes_the_answer_and_fails_a_wrong_one_on_wasm32(wasm, exercise_id):
-    n = len(wasm["exercise_ids"])
-    i = wasm["exercise_ids"].index(exercise_id)
-    right, wrong = wasm["checks"][i], wasm["checks"][n + i]
-    assert right["error"] is None and right["passed"] == right["total"] > 0, right
-    assert wrong["error"] is None and wrong["passed"] < wrong["total"], wrong
-    case = wrong["failures"][0]
+def test_run_of_the_answer_prints_the_pages_expected_output_in_its_language_on_wasm32(
+    wasm, exercise_id, lang
+):
+    """The cell as the ``lang`` page sends it (the answers typed into its blanks, then its test,
+    in that language: the Chinese page runs the Chinese program) prints exactly that page's
+    expected output (``compute_gae.zh.out`` on the Chinese page)."""
+    result = wasm["runs"][f"{lang} {exercise_id}"]
+    assert result["ok"] and result["stderr"] == "", result
+    assert result["stdout"] == golden_path(LESSONS[exercise_id], lang).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("exercise_id", sorted(LESSONS))
+def test_check_passes_the_answer_typed_into_the_blanks_on_wasm32(wasm, exercise_id):
+    result = wasm["checks"][f"answer {exercise_id}"]
+    assert result["error"] is None and result["passed"] == result["total"] > 0, result
+
+
+@pytest.mark.parametrize("exercise_id", sorted(LESSONS))
+def test_check_fails_blanks_left_empty_and_says_to_fill_them_on_wasm32(
+    wasm, exercise_id
+):
+    """(A case whose path never reaches a blank may pass: the mode that skips that line.)"""
+    result = wasm["checks"][f"blanks {exercise_id}"]
+    assert result["error"] is None and result["passed"] < result["total"], result
+    reason = result["failures"][0]["reason"]
+    assert reason["code"] == "raised" and f"blank ({BLANK})" in reason["message"], reason
+
+
+@pytest.mark.parametrize("exercise_id", sorted(LESSONS))
+def test_check_fails_a_wrong_last_blank_with_a_shrunk_case_cpython_draws_alike_on_wasm32(
+    wasm, exercise_id
+):
+    """The last blank's value times 1.5 fails, with a shrunk case, its inputs and both values;
+    under CPython (real torch) the same seed draws inputs on which the same case fails first:
+    the seed the page names reproduces the failure off the page."""
+    result = wasm["checks"][f"wrong {exercise_id}"]
+    assert result["error"] is None and result["passed"] < result["total"], result
+    case = result["failures"][0]
     assert case["reason"]["code"] == "values" and case["inputs"] and case["got"], case
     assert case["shrunk"]  # shrunk on wasm32 too
+    code = program(exercise_id, "en", wrong(exercise_id), with_test=False)["code"]
+    again = check(EXERCISES[exercise_id], code, seed=result["seed"])
+    assert again["failures"][0]["case"] == case["case"], (again["failures"][0], case)
+
+
+@pytest.mark.parametrize("exercise_id", sorted(LESSONS))
+def test_check_fails_every_trap_its_lesson_names_on_wasm32(wasm, exercise_id):
+    """Each trap (tests/test_mutants.py proves them at many seeds under CPython) fails Check on
+    the browser's interpreter too; but those marked "rounding:", whose harm is torch's float32
+    rounding, which the layer does not share: there Check passes them, as test_mutants pins."""
+    missed = {}
+    for k, trap in enumerate(LESSONS[exercise_id].traps):
+        result = wasm["checks"][f"trap {k} {exercise_id}"]
+        assert result["error"] is None and result["total"] > 0, result
+        if trap.why.startswith("rounding:"):
+            assert result["passed"] == result["total"], (trap.why, result["failures"])
+        elif result["passed"] == result["total"]:
+            missed[trap.why] = result["seed"]
+    assert not missed, f"Check passes these traps on wasm32 (at these seeds): {missed}"
 
 
 def test_cell_errors_point_at_the_learners_lines_on_wasm32(wasm):

@@ -4,10 +4,13 @@ Reads ``/work/tasks.json`` (written by tests/test_wasm.py), runs each task with 
 site ships on Pyodide's wasm32 numpy, and writes ``/work/results.json``:
 
 - ``lessons``: each lesson file run under the torch layer -> what it prints;
-- ``checks``: the checker on a learner's code -> its result (as the page receives it);
+- ``checks``: Check on a learner's code as the page runs it (phase 1, its plain data through
+  JSON, then the judge's verdict) -> the verdict the page receives, by the task's key;
+- ``runs``: Run on a cell's program (the cell runner) -> ok, stdout, stderr, by the task's key;
 - ``cells``: the cell runner on a learner's code -> ok, stdout, stderr;
 - ``expressions``: torch expressions under the layer -> dtype, shape, repr and values;
-- ``demo``: the toy RLHF run on a given configuration -> its final metrics.
+- ``demo``: the toy RLHF run on a given configuration -> its final metrics;
+- ``seconds``: how long each kind of task took (for whoever reads the timings; not asserted).
 """
 
 import contextlib
@@ -15,6 +18,7 @@ import io
 import json
 import math
 import sys
+import time
 
 import numpy as np
 
@@ -67,21 +71,44 @@ def expression(expr: str):
         return {"error": type(exc).__name__}
 
 
-results["lessons"] = {ex: lesson_output(text) for ex, text in tasks["lessons"].items()}
+def run(task: dict) -> dict:
+    ok, out, err = captured(lambda: runner.run_cell(task["code"], task.get("parts")))
+    return {"ok": ok, "stdout": out, "stderr": err}
+
+
+def checked(task: dict) -> dict:
+    """Check as the page does it: phase 1 in the learner's worker, only its plain data (through
+    JSON, as structuredClone hands it over) to the judge, the judge's verdict."""
+    phase1 = check.learner_outputs(task["exercise_id"], task["code"], task["parts"],
+                                   seed=task["seed"])
+    plain = json.loads(json.dumps(check.plain_phase1(phase1)))
+    return check.judge(task["exercise_id"], plain, seed=task["seed"])
+
+
+results["seconds"] = {}
+
+
+def timed(name: str, fn):
+    start = time.perf_counter()
+    value = fn()
+    results["seconds"][name] = round(time.perf_counter() - start, 2)
+    return value
+
+
+results["lessons"] = timed("lessons", lambda: {
+    ex: lesson_output(text) for ex, text in tasks["lessons"].items()})
+results["runs"] = timed("runs", lambda: {key: run(t) for key, t in tasks["runs"].items()})
 # by id: the exercise comes from the manifest inside the site's wheel
-results["checks"] = [
-    check.check(t["exercise_id"], t["code"], t.get("parts")) for t in tasks["checks"]
-]
-results["cells"] = []
-for cell in tasks["cells"]:
-    ok, out, err = captured(lambda cell=cell: runner.run_cell(cell["code"], cell.get("parts")))
-    results["cells"].append({"ok": ok, "stdout": out, "stderr": err})
-results["expressions"] = {expr: expression(expr) for expr in tasks["expressions"]}
+results["checks"] = timed("checks", lambda: {
+    key: checked(t) for key, t in tasks["checks"].items()})
+results["cells"] = [run(cell) for cell in tasks["cells"]]
+results["expressions"] = timed("expressions", lambda: {
+    expr: expression(expr) for expr in tasks["expressions"]})
 
 if tasks.get("demo") is not None:
-    from rl_ops_numpy.demo import run
+    from rl_ops_numpy.demo import run as run_demo
 
-    demo = run(tasks["demo"])
+    demo = timed("demo", lambda: run_demo(tasks["demo"]))
     results["demo"] = {phase: {k: v[-1] for k, v in demo[phase].items() if k != "step"}
                        for phase in ("ppo", "dpo")}
 

@@ -42,7 +42,7 @@ import time
 import numpy as np
 
 from .exercises import MASKS, Exercise, get, padding
-from .runner import CELL, format_exception, format_syntax_error, parts_from
+from .runner import CELL, format_exception, format_syntax_error, parts_from, slip
 
 CASES = 36  # random inputs per check
 SHRINK_CALLS = 80  # at most this many calls of the learner's function while shrinking
@@ -53,7 +53,32 @@ LARGE_FACTOR, LARGE_MIN = 64, 4096
 
 
 class Raised(str):
-    """What a call of the learner's function raised, already formatted in their terms."""
+    """What a call of the learner's function raised, already formatted in their terms (Python's
+    traceback, no sentence of the site's); ``slip``: its common slip (:func:`runner.slip`)."""
+
+    slip: str | None = None
+
+
+def _raised(err: BaseException, code: str, parts: list[dict] | None) -> Raised:
+    raised = Raised(format_exception(err, code, parts_from(parts, code)).strip())
+    raised.slip = slip(err)
+    return raised
+
+
+def _raised_error(err: BaseException, code: str, parts: list[dict] | None) -> dict:
+    """An error of the learner's code before or around its calls, as Check reports it."""
+    return {"code": "raised", "message": format_exception(err, code, parts_from(parts, code)),
+            "slip": slip(err)}
+
+
+class NotTensors(TypeError):
+    """An output that is no tensors; ``why`` says what it is, as data the page words
+    (``js/strings.toml`` ``why.type``): ``{"returned": type name}``, ``{"holding": type name}``,
+    ``{"dtype": name}``, or ``{}`` when the judge could not read it."""
+
+    def __init__(self, why: dict[str, str]) -> None:
+        super().__init__(why)
+        self.why = why
 
 
 class Oversized:
@@ -79,7 +104,7 @@ def _tensor_classes() -> list[type]:
 def _to_numpy(x: object) -> object:
     """A learner's output as NumPy values, read strictly: a tensor of exactly the layer's (or
     real torch's) class, an array, a number, or a tuple or list of those, each of exactly that
-    type, so no method of the learner's runs here; anything else raises TypeError."""
+    type, so no method of the learner's runs here; anything else raises :class:`NotTensors`."""
     kind = type(x)
     if kind is tuple or kind is list:
         return tuple(_to_numpy(v) for v in x)
@@ -93,11 +118,11 @@ def _to_numpy(x: object) -> object:
     elif kind is np.ndarray or kind in _NUMBERS:
         data = x
     else:
-        raise TypeError(f"returned a {kind.__name__}, expected tensors")
+        raise NotTensors({"returned": kind.__name__})
     if type(data) is not np.ndarray and type(data) not in _NUMBERS:
-        raise TypeError(f"returned a tensor holding a {type(data).__name__}")
+        raise NotTensors({"holding": type(data).__name__})
     if type(data) is np.ndarray and data.dtype.kind not in "biuf":  # objects run their own code
-        raise TypeError(f"returned values of dtype {data.dtype}, expected numbers")
+        raise NotTensors({"dtype": str(data.dtype)})
     return np.array(data, dtype=np.float64)
 
 
@@ -129,8 +154,9 @@ def _differs(got: object, want: object, ex: Exercise) -> dict | None:
       first (at most 3) places that differ and the two values at the first (none for a scalar,
       whose values the report shows whole);
     - any of them with ``"output": k`` (1-based) when the k-th of several outputs differs.
-    Check's other reasons: ``{"code": "raised", "message": traceback}`` (the learner's function
-    raised) and ``{"code": "type", "message": ...}`` (it returned something that is no tensor).
+    Check's other reasons: ``{"code": "raised", "message": traceback, "slip": code | None}``
+    (the learner's function raised) and ``{"code": "type", **NotTensors.why}`` (it returned
+    something that is no tensor).
     """
     if isinstance(want, tuple):
         if not isinstance(got, tuple) or len(got) != len(want):
@@ -165,13 +191,16 @@ def _number(x: object) -> str:
     return f"{float(x):.6g}"
 
 
-def define(code: str, name: str, parts: list[dict] | None = None) -> tuple[object, str | None]:
-    """Run the learner's code silently and return ``(function, error)``."""
+def define(code: str, name: str, parts: list[dict] | None = None) -> tuple[object, dict | None]:
+    """Run the learner's code silently and return ``(function, error)``: ``error`` is None, or
+    ``{"code": "raised", "message": traceback, "slip"}`` (a syntax error, or what the code
+    raised), or ``{"code": "undefined", "name": name}`` (no function of that name)."""
     cell_parts = parts_from(parts, code)
     try:
         compiled = compile(code, CELL, "exec")
     except SyntaxError as err:
-        return None, format_syntax_error(err, code, cell_parts)
+        return None, {"code": "raised", "message": format_syntax_error(err, code, cell_parts),
+                      "slip": None}
     namespace: dict = {"__name__": "__learner__"}
     try:
         with contextlib.redirect_stdout(io.StringIO()):
@@ -179,10 +208,10 @@ def define(code: str, name: str, parts: list[dict] | None = None) -> tuple[objec
     except KeyboardInterrupt:
         raise
     except BaseException as err:
-        return None, format_exception(err, code, cell_parts)
+        return None, _raised_error(err, code, parts)
     fn = namespace.get(name)
     if not callable(fn):
-        return None, f"NameError: the code does not define a function named {name!r}\n"
+        return None, {"code": "undefined", "name": name}
     return fn, None
 
 
@@ -198,7 +227,7 @@ def _call(fn, inputs: dict, code: str, parts: list[dict] | None) -> object:
     except KeyboardInterrupt:
         raise
     except BaseException as err:
-        return Raised(format_exception(err, code, parts_from(parts, code)).strip())
+        return _raised(err, code, parts)
     largest = max([np.size(v) for v in inputs.values() if isinstance(v, np.ndarray)] + [1])
     return _bounded(out, max(LARGE_FACTOR * largest, LARGE_MIN))
 
@@ -261,14 +290,14 @@ def gradients(fn, ex: Exercise, inputs: dict, seed: int, case: int, code: str = 
     except KeyboardInterrupt:
         raise
     except BaseException as err:
-        return Raised(format_exception(err, code, parts_from(parts, code)).strip())
+        return _raised(err, code, parts)
     return {name: np.zeros(np.shape(inputs[name])) if g is None
             else np.asarray(g.detach().numpy(), dtype=np.float64)
             for name, g in zip(leaves, found, strict=True)}
 
 
 def learner_outputs(exercise: str | Exercise, code: str, parts: list[dict] | None = None,
-                    cases: int = CASES, seed: int = 0) -> tuple[list, str | None, object, object]:
+                    cases: int = CASES, seed: int = 0) -> tuple[list, dict | None, object, object]:
     """Phase 1 (the learner's code runs): define their function and call it on each case.
 
     Returns ``(outputs, error, shrunk, gradients)``: one entry per case, what the call returned
@@ -298,7 +327,7 @@ def learner_outputs(exercise: str | Exercise, code: str, parts: list[dict] | Non
                      else gradients(fn, ex, ex.inputs(seed, case), seed, case, code, parts)
                      for case, raw in enumerate(outputs)]
     except BaseException as err:
-        return [], format_exception(err, code, parts_from(parts, code)), None, None
+        return [], _raised_error(err, code, parts), None, None
     return outputs, None, shrunk, grads
 
 
@@ -320,7 +349,7 @@ def _wrong(raw: object, want: object, ex: Exercise) -> bool:
         return True
     try:
         return _differs(_to_numpy(raw), want, ex) is not None
-    except TypeError:
+    except NotTensors:
         return True
 
 
@@ -457,14 +486,15 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
     "padding", "expected", "got", "reason"}], "error"}`` (``seed``: the inputs', which reproduce
     them; ``left_out``: the arguments not passed, each with its default; ``padding``: what the
     padding holds that no real value would, of "-inf", "inf", "nan", "huge"; ``reason``: a code
-    with its values, :func:`_differs`); one failure
+    with its values, :func:`_differs`; ``error``: None, what :func:`define` says, or
+    ``{"code": "norun"}`` when phase 1 handed over nothing readable); one failure
     is described: the smallest failing case phase 1 found, if the reference confirms it, else
     the first failing case as drawn.
     """
     if type(phase1) is not tuple:
-        phase1 = ([], "the code could not run")
+        phase1 = ([], NO_RUN)
     outputs, error, shrunk, grads = (*phase1, None, None)[:4]
-    error = error if type(error) is str else None if error is None else "the code could not run"
+    error = _read_error(error)
     result: dict = {"total": cases, "passed": 0, "seed": seed, "failures": [], "error": error}
     if error:
         return result
@@ -476,15 +506,15 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
         raw = outputs[case] if type(outputs) is list and case < len(outputs) else None
         got: object = None
         if type(raw) is Raised:
-            reason = {"code": "raised", "message": str.__str__(raw)}
-        elif type(raw) is Unreadable:
-            reason = {"code": "type", "message": str.__str__(raw)}
+            reason = _raised_reason(raw)
+        elif type(raw) is NotTensors:
+            reason = {"code": "type", **raw.why}
         else:
             try:
                 got = _to_numpy(raw)
                 reason = _differs(got, want, ex)
-            except TypeError as err:
-                got, reason = None, {"code": "type", "message": str(err)}
+            except NotTensors as err:
+                got, reason = None, {"code": "type", **err.why}
         if reason is None and ex.gradient:
             theirs = grads[case] if type(grads) is list and case < len(grads) else None
             answer = answer or answer_function(ex)
@@ -501,17 +531,40 @@ def verdict(exercise: str | Exercise, phase1: tuple, cases: int = CASES, seed: i
         if type(case) is int and 0 <= case < cases and small is not None:
             want = _want(ex, small)
             if want is not None and type(raw) is Raised:
-                reason = {"code": "raised", "message": str.__str__(raw)}
+                reason = _raised_reason(raw)
                 result["failures"] = [_described(ex, case, small, want, None, reason, True)]
             elif want is not None:
                 try:
                     got = _to_numpy(raw)
                     reason = _differs(got, want, ex)
-                except TypeError:
+                except NotTensors:
                     reason = None  # the case as drawn says it better
                 if reason is not None:
                     result["failures"] = [_described(ex, case, small, want, got, reason, True)]
     return result
+
+
+NO_RUN = {"code": "norun"}  # phase 1 handed over nothing the judge can read
+_SLIPS = (None, "blank")  # runner.slip's codes
+_TEXT_CHARS = 20_000  # at most this much of a message, or of a name, from phase 1
+
+
+def _raised_reason(raw: Raised) -> dict:
+    return {"code": "raised", "message": str.__str__(raw), "slip": raw.slip}
+
+
+def _read_error(error: object) -> dict | None:
+    """Phase 1's error (:func:`define`), read strictly: the same, or :data:`NO_RUN`."""
+    if error is None:
+        return None
+    if type(error) is dict and error.get("code") == "raised" and set(error) == {
+            "code", "message", "slip"} and type(error["message"]) is str \
+            and error["slip"] in _SLIPS and type(error["slip"]) in (str, type(None)):
+        return {"code": "raised", "message": error["message"][:_TEXT_CHARS], "slip": error["slip"]}
+    if type(error) is dict and set(error) == {"code", "name"} and error["code"] == "undefined" \
+            and type(error["name"]) is str:
+        return {"code": "undefined", "name": error["name"][:_TEXT_CHARS]}
+    return dict(NO_RUN)
 
 
 # the gradient's tolerance: ten times the values' (a gradient is a difference of values)
@@ -581,15 +634,15 @@ Plain = float | int | str | list | dict | None
 
 
 def _plain(x: object) -> Plain:
-    """One output of phase 1 as plain data: ``{"raised": traceback}``, ``{"type": message}``
-    (no tensor), or the values: ``{"shape": [...], "data": [floats]}`` or a list of those (a
-    tuple of outputs)."""
+    """One output of phase 1 as plain data: ``{"raised": traceback, "slip": code | None}``,
+    ``{"type": NotTensors.why}`` (no tensor), or the values: ``{"shape": [...], "data":
+    [floats]}`` or a list of those (a tuple of outputs)."""
     if type(x) is Raised:
-        return {"raised": str.__str__(x)}
+        return {"raised": str.__str__(x), "slip": x.slip}
     try:
         values = _to_numpy(x)
-    except TypeError as err:
-        return {"type": str(err)}
+    except NotTensors as err:
+        return {"type": err.why}
 
     def write(v: object) -> Plain:
         if isinstance(v, tuple):
@@ -624,7 +677,7 @@ def plain_phase1(phase1: tuple) -> dict:
 
 def _plain_gradients(g: object) -> Plain:
     if type(g) is Raised:
-        return {"raised": str.__str__(g)}
+        return {"raised": str.__str__(g), "slip": g.slip}
     if type(g) is not dict:
         return None
     return {name: {"shape": [int(n) for n in a.shape],
@@ -634,8 +687,8 @@ def _plain_gradients(g: object) -> Plain:
 def _read_gradients(p: object, names: tuple[str, ...]) -> object:
     """One case's plain gradients back (:func:`_plain_gradients`), read strictly: a dict of
     arrays by the exercise's names, a :class:`Raised`, or None."""
-    if type(p) is dict and set(p) == {"raised"} and type(p["raised"]) is str:
-        return Raised(p["raised"])
+    if type(p) is dict and "raised" in p:
+        return _read_raised(p)
     if type(p) is not dict or set(p) != set(names):
         return None
     try:
@@ -645,8 +698,18 @@ def _read_gradients(p: object, names: tuple[str, ...]) -> object:
     return read if all(type(a) is np.ndarray for a in read.values()) else None
 
 
-class Unreadable(str):
-    """An output the judge could not read as plain values: shown as a type error."""
+def _read_raised(p: dict) -> Raised | None:
+    """``{"raised": traceback, "slip": code | None}`` back as :class:`Raised`, or None."""
+    if set(p) != {"raised", "slip"} or type(p["raised"]) is not str or p["slip"] not in _SLIPS \
+            or type(p["slip"]) not in (str, type(None)):
+        return None
+    raised = Raised(p["raised"][:_TEXT_CHARS])
+    raised.slip = p["slip"]
+    return raised
+
+
+# what a learner's output is said to be (NotTensors.why): these keys, a type's name of this size
+_WHY_TYPE, _NAME_CHARS = ("returned", "holding", "dtype"), 100
 
 
 def _read_values(p: object) -> object:
@@ -673,14 +736,18 @@ def _read_values(p: object) -> object:
 
 def _read_output(p: object) -> object:
     """One plain output of phase 1, as :func:`verdict` reads outputs."""
-    if type(p) is dict and set(p) == {"raised"} and type(p["raised"]) is str:
-        return Raised(p["raised"])
-    if type(p) is dict and set(p) == {"type"} and type(p["type"]) is str:
-        return Unreadable(p["type"])
+    if type(p) is dict and "raised" in p:
+        return _read_raised(p) or NotTensors({})
+    if type(p) is dict and set(p) == {"type"}:
+        why = p["type"]
+        if type(why) is dict and len(why) == 1 and next(iter(why)) in _WHY_TYPE \
+                and type(next(iter(why.values()))) is str:
+            return NotTensors({k: v[:_NAME_CHARS] for k, v in why.items()})
+        return NotTensors({})
     try:
         return _read_values(p)
     except (ValueError, TypeError):
-        return Unreadable("returned something the checker cannot read as tensors")
+        return NotTensors({})
 
 
 def _read_inputs(p: object, like: dict) -> dict | None:
@@ -726,5 +793,4 @@ def judge(exercise: str | Exercise, plain: object, cases: int = CASES, seed: int
     grads = plain.get("gradients")
     names = get(exercise).gradient
     grads = [_read_gradients(g, names) for g in grads] if type(grads) is list else None
-    return verdict(exercise, (outputs, error if type(error) is str else None, read_shrunk, grads),
-                   cases, seed)
+    return verdict(exercise, (outputs, error, read_shrunk, grads), cases, seed)

@@ -46,14 +46,16 @@ def _parts(parts: object) -> list[dict] | None:
 
 def run(job: Job, code: str, parts: list[dict] | None = None) -> dict:
     """Run: the cell's code, its errors on stderr in the learner's terms; ``ok`` when it ran to
-    its end. A syntax error is said before the job starts."""
+    its end, else ``result.slip``: the common slip behind the error (:func:`runner.slip`, the
+    page words it) or None. A syntax error is said before the job starts."""
     parts = _parts(parts)
     error = runner.syntax_error(code, parts)
     if error:
         sys.stderr.write(error)
-        return {"ok": False}
+        return {"ok": False, "result": {"slip": None}}
     job.started()
-    return {"ok": runner.run_cell(code, parts)}
+    ran = runner.run_cell(code, parts)
+    return {"ok": ran["ok"], "result": None if ran["ok"] else {"slip": ran["slip"]}}
 
 
 def check(job: Job, exercise: str | checker.Exercise, code: str,
@@ -64,7 +66,8 @@ def check(job: Job, exercise: str | checker.Exercise, code: str,
     parts = _parts(parts)
     error = runner.syntax_error(code, parts)
     if error:
-        phase1 = {"outputs": [], "error": error, "shrunk": None}
+        phase1 = {"outputs": [], "error": {"code": "raised", "message": error, "slip": None},
+                  "shrunk": None}
         return {"ok": True, "result": {"phase1": phase1}}
     job.started()
     phase1 = checker.learner_outputs(exercise, code, parts, seed=_seed(seed))

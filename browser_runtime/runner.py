@@ -3,8 +3,10 @@
 The Pyodide worker calls :func:`run_cell` with the cell's code (the exercise with the blanks filled
 in, then its test block) and a description of its parts. Errors point at the learner's own lines
 ("exercise, line 14"), never at wrapper code: a syntax error shows the line and a caret, a runtime
-error shows only the learner's frames, and ``_____`` left in the code is named as an unfilled
-blank. The same code runs under CPython in the tests.
+error shows only the learner's frames. A common slip (``_____`` left in the code) is returned as a
+code, :func:`slip`, which the page words in its language (``js/strings.toml`` ``[slip]``): what
+Python writes here is Python's own format, and no sentence of the site's. The same code runs
+under CPython in the tests.
 """
 
 from __future__ import annotations
@@ -83,8 +85,14 @@ def _learner_runs(tb: TracebackType | None) -> list[list]:
     return runs
 
 
+def slip(err: BaseException) -> str | None:
+    """The common slip behind ``err``, as a code the page words (``js/strings.toml`` ``[slip]``):
+    ``"blank"`` for a ``_____`` left in the code (a NameError of that name), else None."""
+    return "blank" if isinstance(err, NameError) and getattr(err, "name", None) == "_____" else None
+
+
 def format_exception(err: BaseException, code: str, parts: list[Part]) -> str:
-    """A traceback of the learner's frames only, then the error; hints for common slips.
+    """A traceback of the learner's frames only, then the error (its slip is :func:`slip`).
 
     Repeated frames are counted, not repeated; past ``2 × SHOWN_FRAMES`` runs only the first and
     the last are shown; a message is cut at ``MESSAGE_CHARS``.
@@ -111,8 +119,6 @@ def format_exception(err: BaseException, code: str, parts: list[Part]) -> str:
     if len(message) > MESSAGE_CHARS:
         message = f"{message[:MESSAGE_CHARS]} [... {len(message) - MESSAGE_CHARS} characters more]"
     out.append(message)
-    if isinstance(err, NameError) and getattr(err, "name", None) == "_____":
-        out.append("Hint: this line still holds a blank (_____): fill it in.")
     return "\n".join(out) + "\n"
 
 
@@ -125,11 +131,13 @@ def syntax_error(code: str, parts: list[dict] | None = None) -> str | None:
     return None
 
 
-def run_cell(code: str, parts: list[dict] | None = None, namespace: dict | None = None) -> bool:
+def run_cell(code: str, parts: list[dict] | None = None,
+             namespace: dict | None = None) -> dict[str, object]:
     """Compile and run ``code``; print any error to stderr in the learner's terms.
 
-    Returns True when the code ran to the end. KeyboardInterrupt (the Stop button) is not
-    the learner's error and propagates to the worker.
+    Returns ``{"ok": True}`` when the code ran to the end, else ``{"ok": False, "slip": code}``
+    (:func:`slip`, None when no common slip explains the error). KeyboardInterrupt (the Stop
+    button) is not the learner's error and propagates to the worker.
     """
     cell_parts = parts_from(parts, code)
     # tracebacks and linecache can show the learner's source for <cell> frames
@@ -138,7 +146,7 @@ def run_cell(code: str, parts: list[dict] | None = None, namespace: dict | None 
         compiled = compile(code, CELL, "exec")
     except SyntaxError as err:  # IndentationError included
         sys.stderr.write(format_syntax_error(err, code, cell_parts))
-        return False
+        return {"ok": False, "slip": None}
     ns = namespace if namespace is not None else {"__name__": "__main__"}
     try:
         exec(compiled, ns)
@@ -146,10 +154,10 @@ def run_cell(code: str, parts: list[dict] | None = None, namespace: dict | None 
         raise  # Stop was pressed: the page says so, in its own language
     except SystemExit as err:  # sys.exit(): said, not hidden
         if err.code in (None, 0):
-            return True
+            return {"ok": True}
         sys.stderr.write(f"SystemExit: {err.code}\n")
-        return False
+        return {"ok": False, "slip": None}
     except BaseException as err:  # the learner's error, whatever it is, is reported
         sys.stderr.write(format_exception(err, code, cell_parts))
-        return False
-    return True
+        return {"ok": False, "slip": slip(err)}
+    return {"ok": True}

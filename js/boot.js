@@ -21,6 +21,8 @@
 // Handed to a worker (handOff), the snapshot and the files' bytes travel as Blobs: the page passes
 // them on by reference, and each worker copies them once, off the page's thread (received).
 
+import { Fault } from "./job.js";
+
 const SITE_PACKAGES = "/lib/python3.12/site-packages";
 // the extension modules the warm-up imports (a module imported later loads the usual way);
 // making an image checks that the warm-up loaded exactly these
@@ -169,7 +171,7 @@ async function compileLibs(files) {
   const byPath = new Map(files);
   return Promise.all(
     LIBS.map(async (path) => {
-      if (!byPath.has(path)) throw new Error(`numpy's wheel has no ${path}`);
+      if (!byPath.has(path)) throw new Fault("numpy-wheel-lacks", { path });
       return [path, await WebAssembly.compile(byPath.get(path))];
     }),
   );
@@ -184,7 +186,7 @@ export async function makeImage(runtime, parts) {
   const { LDSO } = py._module;
   const loaded = Object.keys(LDSO.loadedLibsByName).filter((p) => p.startsWith(`${SITE_PACKAGES}/`));
   const extra = loaded.filter((p) => !LIBS.includes(p.slice(SITE_PACKAGES.length + 1)));
-  if (extra.length) throw new Error(`the warm-up loaded extension modules js/boot.js does not preload: ${extra}`);
+  if (extra.length) throw new Fault("warm-up-loaded-unlisted-libs", { extra }); // add them to LIBS
   const handles = {};
   for (const [handle, dso] of Object.entries(LDSO.loadedLibsByHandle)) if (+handle) handles[handle] = dso.name;
   // Pyodide 0.27.8 snapshots only an interpreter whose loadedPackages is empty; it lists the

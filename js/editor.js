@@ -10,6 +10,7 @@
 // or Shift+Tab, leaves the editor (no keyboard trap); Ctrl+Enter (Cmd+Enter) runs.
 
 import { el } from "./dom.js";
+import { Fault } from "./job.js";
 
 const VENDOR = new URL("../prism-code-editor/", import.meta.url);
 // what this module loads of prism-code-editor: the core, its commands, Python's grammar
@@ -31,7 +32,7 @@ function stylesheet(href) {
   return new Promise((resolve, reject) => {
     const link = el("link", { rel: "stylesheet", href: String(href) });
     link.onload = resolve;
-    link.onerror = () => reject(new Error(`could not load ${href}`));
+    link.onerror = () => reject(new Fault("editor-style", { href }));
     document.head.append(link);
   });
 }

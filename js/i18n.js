@@ -4,18 +4,42 @@
 // `count`. How a job ended is worded once, for every widget: describeOutcome.
 
 import { isRecord, siteConfig } from "./dom.js";
+import { Fault } from "./job.js";
 
 /** A shape or an index as Python prints a list: [2, 3]. */
 function list(xs) {
   return `[${xs.join(", ")}]`;
 }
 
+/** Python's traceback of the learner's error, then the common slip behind it in the page's words
+ * (browser_runtime/runner.py slip: "blank"), if one is. */
+export function raisedText({ message, slip }, t) {
+  const text = message.endsWith("\n") ? message : `${message}\n`;
+  return slip && t.slip[slip] ? `${text}${t.slip[slip]}\n` : text;
+}
+
+/** Why Check could not even call the learner's function (browser_runtime/check.py define's
+ * error: raised, undefined, norun), as the output shows it. */
+export function checkErrorText(error, t) {
+  if (error.code === "raised") return raisedText(error, t);
+  if (error.code === "undefined") return `NameError: ${t.why.undefined({ name: `'${error.name}'` })}\n`;
+  return `${t.why.norun}\n`;
+}
+
+/** What a result that is no tensor was (browser_runtime/check.py NotTensors), in the page's words. */
+function typeText(reason, t) {
+  if (reason.returned) return t.why.type.returned({ type: reason.returned });
+  if (reason.holding) return t.why.type.holding({ type: reason.holding });
+  if (reason.dtype) return t.why.type.dtype({ dtype: reason.dtype });
+  return t.why.type.unreadable;
+}
+
 /** Why a case of Check failed (a reason code of browser_runtime/check.py), in the page's words.
- * The learner's own exception (raised) and a result that is no tensor (type) are shown as Python
- * wrote them. */
+ * The learner's own exception (raised) is shown as Python wrote it, and a result that is no
+ * tensor (type) as a TypeError. */
 export function reasonText(reason, t) {
-  if (reason.code === "raised") return reason.message;
-  if (reason.code === "type") return `TypeError: ${reason.message}`;
+  if (reason.code === "raised") return raisedText(reason, t).trimEnd();
+  if (reason.code === "type") return `TypeError: ${typeText(reason, t)}`;
   const head = reason.output ? t.why.output({ k: reason.output }) : "";
   if (reason.code === "count") return head + t.why.count({ count: reason.got, expected: reason.expected });
   if (reason.code === "tuple") return head + t.why.tuple({ count: reason.got, expected: list(reason.expected) });
@@ -74,7 +98,7 @@ function compile(text, plural, key) {
   if (!Object.values(forms).some((form) => /\{\w+\}/.test(form))) return forms.other;
   return (values) =>
     (forms[plural.select(values.count)] ?? forms.other).replace(/\{(\w+)\}/g, (_, name) => {
-      if (!(name in values)) throw new Error(`string ${key}: no value for {${name}}`);
+      if (!(name in values)) throw new Fault("string-lacks-value", { key, name });
       return String(values[name]);
     });
 }

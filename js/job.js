@@ -60,7 +60,7 @@ export const KINDS = {
     python: true,
     retire: true,
     output: "all",
-    result: null, // outcome.ok: the code ran to its end
+    result: "{slip}", // unless outcome.ok (the code ran to its end): the common slip behind its error
     failures: EVERY_FAILURE,
   },
   check: {
@@ -71,7 +71,7 @@ export const KINDS = {
     output: "stderr",
     verdict: "verdict",
     seeded: true,
-    result: "{phase1}, then the verdict's result",
+    result: "{phase1}", // then the verdict's result
     failures: EVERY_FAILURE,
     limits: { limitMs: 20_000 }, // many inputs: at least 20 s
   },
@@ -117,6 +117,18 @@ export const KINDS = {
 //   error  an exception in the site's own code (the checker, the worker): {message}
 //   died   the job ended the interpreter itself (os._exit, a fatal error): {message}
 export const FAILURES = ["load", "stale", "stuck", "error", "died"];
+
+// A fault of the site's own code: an invariant that does not hold. Its message is a code and the
+// values that say which, never a sentence, so a report of it reads the same on every page (the
+// page words the failure around it: strings.toml exerciseError).
+export class Fault extends Error {
+  constructor(code, values = {}) {
+    super(`${code} ${JSON.stringify(values)}`);
+    this.name = "Fault";
+    this.code = code;
+    this.values = values;
+  }
+}
 export const WATCHDOGS = ["ack", "stall", "quiet", "verdict"];
 export const LOAD_CAUSES = ["http", "network", "timeout", "start"];
 
@@ -130,7 +142,7 @@ export class Job {
    *   quietMs: longest silence while it runs (the demo reports every few steps)
    */
   constructor(kind, payload, { limitMs = 0, quietMs = 0 } = {}) {
-    if (!Object.hasOwn(KINDS, kind)) throw new TypeError(`Job: no kind ${kind}`);
+    if (!Object.hasOwn(KINDS, kind)) throw new Fault("job-kind", { kind });
     this.id = nextId++;
     this.kind = kind;
     this.payload = payload;

@@ -17,7 +17,8 @@
 import { compareOutput, lineSpan, lines } from "./compare.js";
 import { el, isRecord, loadJSON, mountAll, OutputView, readJSON, STORAGE, saveJSON, validWork } from "./dom.js";
 import { Editor } from "./editor.js";
-import { paddingText, reasonText, strings } from "./i18n.js";
+import { checkErrorText, paddingText, reasonText, strings } from "./i18n.js";
+import { Fault } from "./job.js";
 import { practised } from "./review.js";
 import { LIMITS, prefetch, start } from "./runtime.js";
 import { JobView } from "./view.js";
@@ -44,7 +45,7 @@ class Cell {
     this.exerciseCode = this.exerciseBlock.querySelector("code");
     this.blanks = this._makeBlanks();
     if (this.blanks.length !== this.originalExercise.split(BLANK).length - 1) {
-      throw new Error(`${this.id}: the shown exercise and its data have different blanks`);
+      throw new Fault("blanks-differ-from-data", { id: this.id }); // the page and its rl-cell-data
     }
     this.editing = false; // the free editor is shown instead of the blanks
     this.synced = this._empty(); // the saved work as this tab last read it (restored, or another tab's)
@@ -409,6 +410,8 @@ class Cell {
     let verdict = null;
     const outcome = await this.view.follow(job, {
       onDone: (outcome, ms, printed) => {
+        const slip = outcome.result?.slip; // the common slip behind its error, said in our words
+        if (!outcome.ok && this.t.slip[slip]) this.output.write(`${this.t.slip[slip]}\n`, "rl-stderr");
         verdict = outcome.ok ? this._compare(printed) : null; // a failed run is not compared
         if (!verdict) return null;
         return verdict.same ? this.t.runMatches({ ms }) : this.t.runDiffers({ ms, line: verdict.line });
@@ -486,7 +489,7 @@ class Cell {
   _reportCheck(result) {
     const t = this.t;
     if (result.error) {
-      this.output.write(result.error, "rl-stderr");
+      this.output.write(checkErrorText(result.error, t), "rl-stderr");
       return t.failed;
     }
     const bad = result.total - result.passed;

@@ -44,7 +44,7 @@
 // learner's code may not have it (the page and the service worker check what they read anyway).
 
 import { fromImage, handOff, LoadError, makeImage, parts, received, Stale } from "./boot.js";
-import { KINDS, OUTPUT } from "./job.js";
+import { Fault, KINDS, OUTPUT } from "./job.js";
 
 // the code version this file was published under (site_build/es_modules.py versioned writes it);
 // a page of another version (one opened before a deploy, its modules from then) cannot drive this
@@ -358,7 +358,7 @@ function plainOf(proxy) {
 const OWN = {
   load: () => ({ ok: true }),
   make: (msg) => {
-    if (!toSend) throw new Error("make: no image"); // a worker started from an image has none to send
+    if (!toSend) throw new Fault("make-without-image"); // a worker started from an image has none to send
     send({ id: msg.id, type: "image", image: handOff(toSend.image), made: toSend.made });
     toSend = null; // sent once
     return { ok: true };
@@ -370,7 +370,8 @@ async function execute(msg, output) {
   const kind = Object.hasOwn(KINDS, msg.kind) ? KINDS[msg.kind] : null;
   // a judge worker (config.judge) makes the boot image and computes verdicts, nothing else; any
   // other worker never does
-  if (kind?.worker !== (config.judge ? "judge" : "learner")) throw new Error(`kind: ${msg.kind}`);
+  if (kind?.worker !== (config.judge ? "judge" : "learner"))
+    throw new Fault("kind-not-this-workers", { kind: msg.kind });
   const py = await load(kind.image ? (msg.stored ?? null) : null);
   if (!kind.python) return OWN[msg.kind](msg);
   // stdout a tty: Python flushes it at every newline

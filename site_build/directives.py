@@ -32,19 +32,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import ui_strings
 from .drill import drill_html
 from .figures import FIGURES, figure_html
 from .lessons import SOURCE_LANGUAGE, Lesson, output_path, translate
 
 DIRECTIVE_RE = re.compile(r"^<!--\s*rl:([a-z]+)((?:\s+[^\s>]+)*)\s*-->[ \t]*$", re.M)
 KINDS = ("exercise", "drills", "demo", "progress", "figure")
-
-# the words a directive writes, per page language
-LABELS = {
-    "en": {"expected": "Expected output", "answer": "Answer"},
-    "zh": {"expected": "预期输出", "answer": "答案"},
-}
-
 
 @dataclass(frozen=True)
 class Directive:
@@ -208,7 +202,7 @@ def exercise_markdown(lesson: Lesson, lang: str, notes: str = "") -> str:
     the lesson in that language (the cell's program too: Run prints that language, and compares
     it with that language's expected output). All but the cell sit in one ``data-after`` block,
     which clean-slate mode hides until Check passes."""
-    words = LABELS[lang]
+    words = ui_strings.build(lang)
     lesson = lesson.in_language(lang)
     answers = "\n".join(("    " + ln) if ln else "" for ln in lesson.answers().split("\n"))
     if not lesson.out_path.is_file():

@@ -51,6 +51,7 @@ from pathlib import Path
 
 from browser_runtime.exercises import Exercise
 
+from . import ui_strings
 from .languages import LANGUAGES
 
 BLANK = "_____"
@@ -578,25 +579,6 @@ def _split_imports(code: str) -> tuple[list[str], str]:
     return imports, rest
 
 
-# what a download says, per language: {file} is its name, {name} the first exercise's function
-DOWNLOAD_WORDS = {
-    "en": {
-        "exercise": "Replace every _____ with your code, then run:  python {file}\n"
-                    "or one exercise at a time:  python {file} {name}",
-        "solution": "The solution. Run it:  python {file}  (or: python {file} {name})",
-        "unknown": "no exercise {name!r}; there are: {names}",
-        "not_done": "not done yet: fill in its blanks (_____) first",
-    },
-    "zh": {
-        "exercise": "把每个 _____ 换成你的代码，然后运行：  python {file}\n"
-                    "也可以一次只做一题：  python {file} {name}",
-        "solution": "参考答案。运行：  python {file}  （或者：python {file} {name}）",
-        "unknown": "没有练习 {name!r}；有这些：{names}",
-        "not_done": "还没做完：先把它的空（_____）填上",
-    },
-}
-
-
 def download(lessons: list[Lesson], title: str, blanked: bool,
              lang: str = SOURCE_LANGUAGE) -> str:
     """One runnable file from one or more lessons, in ``lang``: imports once, each function, then
@@ -606,7 +588,7 @@ def download(lessons: list[Lesson], title: str, blanked: bool,
     is ``_____``), else the solution. ``title`` is its first line (the chapter's title in that
     language).
     """
-    words = DOWNLOAD_WORDS[lang]
+    words = ui_strings.build(lang)["download"]
     imports: list[str] = []
     bodies, tests = [], []
     for lesson in (lesson.in_language(lang) for lesson in lessons):
@@ -634,7 +616,7 @@ def download(lessons: list[Lesson], title: str, blanked: bool,
 
 def _main(words: dict[str, str]) -> str:
     """The download's ``__main__``: run the tests named (all by default), in ``words``' language."""
-    unknown = words["unknown"].replace("{names}", "{', '.join(TESTS)}")
+    unknown = words["unknown"].replace("{names}", "{', '.join(TESTS)}")  # {name}: the f-string's
     return f'''
 if __name__ == "__main__":
     for name in sys.argv[1:] or list(TESTS):
@@ -646,7 +628,7 @@ if __name__ == "__main__":
         except NameError as err:
             if "_____" not in str(err):
                 raise
-            print({words["not_done"]!r})
+            print({words["notDone"]!r})
 '''.lstrip("\n")
 
 

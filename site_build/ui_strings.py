@@ -5,7 +5,9 @@ en = "Run" }``); a TOML table of such entries is a group (``[drill]``). A string
 placeholders are the values the widget passes, the same in every language and plural form; a
 plural is a table of CLDR forms (``{ one = …, other = … }``), picked in the browser by the value
 ``count``. The build writes :func:`table` of the page's language into the page's rl-config, and
-``js/i18n.js`` ``strings()`` makes each templated string a function of its values.
+``js/i18n.js`` ``strings()`` makes each templated string a function of its values. The group
+``[build]`` holds the words the build itself writes (a page's "Expected output", a download's
+instructions): :func:`build` gives them to site_build, and no page's table carries them.
 """
 
 from __future__ import annotations
@@ -85,6 +87,14 @@ def tables(path: Path = STRINGS_TOML) -> dict[str, Table]:
         raise StringsError(f"{path}: {err}") from err
 
 
+BUILD = "build"  # the group of the build's own words
+
+
 def table(lang: str) -> Table:
     """The strings of one language, as the page's rl-config carries them."""
-    return tables()[lang]
+    return {key: value for key, value in tables()[lang].items() if key != BUILD}
+
+
+def build(lang: str) -> Table:
+    """The words the build writes into pages and downloads in ``lang`` (the group ``[build]``)."""
+    return tables()[lang][BUILD]

@@ -87,11 +87,18 @@ def _cell(exercise_id: str) -> str:
 
 def test_run_says_a_syntax_error_before_it_starts_and_starts_a_good_cell(capsys):
     job = FakeJob()
-    assert jobs.run(job, "x = (1 +\n") == {"ok": False}
+    assert jobs.run(job, "x = (1 +\n") == {"ok": False, "result": {"slip": None}}
     assert job.calls == [] and "SyntaxError" in capsys.readouterr().err
     job = FakeJob()
-    assert jobs.run(job, "print(6 * 7)\n", None) == {"ok": True}
+    assert jobs.run(job, "print(6 * 7)\n", None) == {"ok": True, "result": None}
     assert job.calls == ["started"] and capsys.readouterr().out == "42\n"
+
+
+def test_run_names_a_blank_left_in_as_a_slip_code_not_a_sentence(capsys):
+    job = FakeJob()
+    assert jobs.run(job, "x = _____\n") == {"ok": False, "result": {"slip": "blank"}}
+    err = capsys.readouterr().err
+    assert job.calls == ["started"] and "NameError" in err and "Hint" not in err
 
 
 def test_check_then_verdict_pass_an_answer_through_plain_data_only():
@@ -122,7 +129,8 @@ def test_check_hands_a_syntax_error_to_the_judge_without_starting():
     phase1 = jobs.check(job, exercise, "def f(:\n", None, 1)
     assert job.calls == []
     judged = jobs.verdict(FakeJob(), exercise, 1, phase1["result"]["phase1"])
-    assert judged["result"]["passed"] == 0 and "SyntaxError" in judged["result"]["error"]
+    error = judged["result"]["error"]
+    assert judged["result"]["passed"] == 0 and "SyntaxError" in error["message"], error
 
 
 def test_demo_emits_each_logged_step_and_returns_its_metrics():
@@ -208,3 +216,87 @@ def test_every_failure_is_said_in_the_pages_language_and_only_errors_blame_the_s
         if lang == "zh":
             english = set(re.findall(r"[A-Za-z]{2,}", text)) - NAMES
             assert not english, (outcome, text)
+
+
+def _check_failures() -> list[dict]:
+    """One Check result of each error and reason code Python reports (browser_runtime/check.py),
+    made the way a learner (or a forged phase 1) makes it, through the judge's plain data."""
+    from browser_runtime import check as checker
+
+    exercise = EXERCISES["ppo/importance_ratio"]
+
+    def judged(code: str, **forged: object) -> dict:
+        phase1 = json.loads(json.dumps(checker.plain_phase1(
+            checker.learner_outputs(exercise, code, seed=1))))
+        return checker.judge(exercise, {**phase1, **forged}, seed=1)
+
+    blank = LESSONS["ppo/importance_ratio"].exercise(blanked=True)
+    head = "import numpy as np\ndef importance_ratio(*args):\n"
+    return [
+        judged("def importance_ratio(:\n"),  # raised: a syntax error
+        judged("x = _____\n"),  # raised, slip blank: at the top level
+        judged(blank),  # a reason raised, slip blank: inside the function
+        judged("def something_else(): pass\n"),  # undefined
+        judged(head + "    return {}\n"),  # type: returned
+        judged(head + "    return np.array([object()])\n"),  # type: dtype
+        judged(head + "    return 1.0\n", outputs=[{"type": {"holding": "str"}}] * 36,
+               shrunk=None),
+        judged(head + "    return 1.0\n", outputs=[{"type": "a forged sentence"}] * 36,
+               shrunk=None),
+        judged(head + "    return 1.0\n", error={"code": "raised", "message": "m", "slip": "x"}),
+        checker.judge(exercise, "not a dict", seed=1),  # norun
+    ]
+
+
+def test_each_check_error_and_reason_is_a_code_with_values_never_a_sentence_of_ours():
+    results = _check_failures()
+    errors = [r["error"] for r in results]
+    reasons = [r["failures"][0]["reason"] if r["failures"] else None for r in results]
+    assert [e and e["code"] for e in errors] == [
+        "raised", "raised", None, "undefined", None, None, None, None, "norun", "norun"]
+    assert errors[0]["slip"] is None and errors[1]["slip"] == "blank"
+    assert errors[3] == {"code": "undefined", "name": "importance_ratio"}
+    assert reasons[2]["code"] == "raised" and reasons[2]["slip"] == "blank"
+    assert reasons[4:8] == [{"code": "type", "returned": "dict"},
+                            {"code": "type", "dtype": "object"},
+                            {"code": "type", "holding": "str"}, {"code": "type"}]
+    # what Python says is Python's own: no hint or explanation of the site's is left in it
+    for text in [e["message"] for e in errors if e and "message" in e] + [reasons[2]["message"]]:
+        assert "Hint" not in text and "fill" not in text, text
+
+
+# what a Chinese Check report may hold in Latin letters besides Python's own traceback: the names
+# of Python's errors and types and the learner's function
+PYTHON_NAMES = {"NameError", "TypeError", "dtype", "object", "dict", "str", "importance_ratio"}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_check_error_and_reason_is_said_in_the_pages_language(lang):
+    import re
+
+    from site_build.ui_strings import table
+
+    results = _check_failures()
+    script = f"""
+      const config = {json.dumps({"strings": table(lang)})};
+      globalThis.document = {{ getElementById: () => ({{ textContent: JSON.stringify(config) }}),
+                               documentElement: {{ lang: "{lang}" }} }};
+      const {{ checkErrorText, reasonText, strings }} = await import("./js/i18n.js");
+      const t = strings();
+      const said = {json.dumps(results)}.map((r) =>
+        r.error ? checkErrorText(r.error, t) : reasonText(r.failures[0].reason, t));
+      console.log(JSON.stringify(said));
+    """
+    said = json.loads(subprocess.run([NODE, "--input-type=module", "-e", script], cwd=ROOT,
+                                     check=True, capture_output=True, text=True).stdout)
+    slip = table(lang)["slip"]["blank"]
+    for result, text in zip(results, said, strict=True):
+        assert "{" not in text.replace("{}", "") and "undefined" not in text.replace(
+            "'undefined'", ""), (result, text)
+        assert (slip in text) == (1 <= results.index(result) <= 2), text
+        said_by_python = (result["error"] or result["failures"][0]["reason"]).get("message", "")
+        assert said_by_python in text
+        if lang == "zh":
+            ours = text.replace(said_by_python, "")
+            english = set(re.findall(r"[A-Za-z][A-Za-z_]+", ours)) - PYTHON_NAMES
+            assert not english, (result, ours)

@@ -27,7 +27,7 @@ def _cell(exercise_id: str, exercise: str | None = None) -> tuple[str, list[dict
 
 def test_run_prints_the_lesson_output(capsys):
     code, parts = _cell("ppo/policy_surrogate_loss")
-    assert run_cell(code, parts)
+    assert run_cell(code, parts)["ok"]
     assert (
         capsys.readouterr().out
         == LESSONS["ppo/policy_surrogate_loss"].path.with_suffix(".out").read_text()
@@ -38,7 +38,7 @@ def test_syntax_error_points_at_the_learners_line(capsys):
     ex = LESSONS["ppo/importance_ratio"].exercise(blanked=True)
     broken = ex.replace("log_ratio = _____", "log_ratio = new_logprobs -", 1)
     code, parts = _cell("ppo/importance_ratio", broken)
-    assert not run_cell(code, parts)
+    assert not run_cell(code, parts)["ok"]
     err = capsys.readouterr().err
     line = broken.split("\n").index("    log_ratio = new_logprobs -") + 1
     assert f"(exercise, line {line})" in err
@@ -48,23 +48,25 @@ def test_syntax_error_points_at_the_learners_line(capsys):
 
 def test_traceback_shows_only_the_learners_frames(capsys):
     code = "def f(x):\n    return x.nope()\n\nf(1)\n"
-    assert not run_cell(code, [{"name": "exercise", "first": 1, "length": 4}])
+    assert run_cell(code, [{"name": "exercise", "first": 1, "length": 4}]) == {
+        "ok": False, "slip": None}
     err = capsys.readouterr().err
     assert "exercise, line 4" in err and "exercise, line 2, in f" in err
     assert "return x.nope()" in err and "AttributeError" in err
     assert "runner.py" not in err and "File" not in err
 
 
-def test_an_unfilled_blank_is_named(capsys):
+def test_an_unfilled_blank_is_named_as_the_slip_blank_which_the_page_words(capsys):
     code, parts = _cell("ppo/importance_ratio", LESSONS["ppo/importance_ratio"].exercise())
-    assert not run_cell(code, parts)
+    assert run_cell(code, parts) == {"ok": False, "slip": "blank"}
     err = capsys.readouterr().err
-    assert "NameError" in err and "fill it in" in err and "in importance_ratio" in err
+    assert "NameError" in err and "_____" in err and "in importance_ratio" in err
+    assert "Hint" not in err  # a sentence of the site's is the page's to say, in its language
 
 
 def test_shape_mismatch_names_the_shapes(capsys):
     code = "import torch\na = torch.zeros(2, 5)\nb = torch.zeros(2, 6)\nprint(a + b)\n"
-    assert not run_cell(code)
+    assert not run_cell(code)["ok"]
     err = capsys.readouterr().err
     assert "cell, line 4" in err and "(5)" in err and "(6)" in err
 
@@ -165,7 +167,8 @@ def test_checks_reasons_are_codes_with_their_values_for_the_page_to_word():
 
 def test_check_reports_a_syntax_error_instead_of_cases():
     result = check(EXERCISES["ppo/importance_ratio"], "def importance_ratio(:\n")
-    assert result["passed"] == 0 and "SyntaxError" in result["error"]
+    error = result["error"]
+    assert result["passed"] == 0 and error["code"] == "raised" and "SyntaxError" in error["message"]
 
 
 def test_a_keyboard_interrupt_of_the_learners_own_is_their_error_in_their_terms():
@@ -174,8 +177,8 @@ def test_a_keyboard_interrupt_of_the_learners_own_is_their_error_in_their_terms(
     code = "def importance_ratio(*args):\n    raise KeyboardInterrupt\n"
     result = check(EXERCISES["ppo/importance_ratio"], code)
     assert result["passed"] == 0 and not result["failures"]
-    assert result["error"].splitlines()[-1] == "KeyboardInterrupt"
-    assert "cell, line 2, in importance_ratio" in result["error"]
+    assert result["error"]["message"].splitlines()[-1] == "KeyboardInterrupt"
+    assert "cell, line 2, in importance_ratio" in result["error"]["message"]
 
 
 def test_what_the_learners_code_changed_that_breaks_check_is_their_error():
@@ -190,7 +193,7 @@ def test_what_the_learners_code_changed_that_breaks_check_is_their_error():
         result = check(EXERCISES["ppo/importance_ratio"], code)
     finally:
         exercises.Draw = draw
-    assert result["passed"] == 0 and "TypeError" in result["error"]
+    assert result["passed"] == 0 and "TypeError" in result["error"]["message"]
 
 
 def test_check_draws_from_the_seed_it_is_given_so_a_table_of_one_seeds_answers_fails():
@@ -233,7 +236,7 @@ def test_under_the_torch_layer_run_prints_the_lesson_output_and_check_accepts(ex
     lesson = LESSONS[exercise_id]
     code, parts = _cell(exercise_id)
     with torch_layer_installed():
-        assert run_cell(code, parts)
+        assert run_cell(code, parts)["ok"]
         result = check(EXERCISES[exercise_id], lesson.exercise(blanked=False))
     assert capsys.readouterr().out == lesson.path.with_suffix(".out").read_text()
     assert result["error"] is None and result["passed"] == result["total"], result["failures"]
@@ -255,7 +258,7 @@ def test_under_the_torch_layer_shape_mismatch_names_the_shapes(capsys):
     from browser_runtime import torch_layer_installed
 
     with torch_layer_installed():
-        assert not run_cell("import torch\nprint(torch.zeros(2, 5) + torch.zeros(2, 6))\n")
+        assert not run_cell("import torch\nprint(torch.zeros(2, 5) + torch.zeros(2, 6))\n")["ok"]
     err = capsys.readouterr().err
     assert "cell, line 2" in err and "RuntimeError" in err and "[2, 5] and [2, 6]" in err
 

@@ -246,7 +246,7 @@ def test_the_download_is_in_its_pages_language_with_the_chapters_title(folder, l
 @pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("folder", CHAPTERS)
 def test_each_exercise_of_the_download_runs_on_its_own(folder, lang, built_site, tmp_path):
-    from site_build.lessons import DOWNLOAD_WORDS
+    from site_build.ui_strings import build
 
     site = built_site["dir"] / prefix(lang)
     lessons = [lesson for lesson in LESSONS.values() if lesson.path.parent.name == folder]
@@ -256,7 +256,7 @@ def test_each_exercise_of_the_download_runs_on_its_own(folder, lang, built_site,
     )
     # every exercise says it is not done yet, and the run goes on to the next
     assert run.returncode == 0, run.stderr
-    assert run.stdout.count(DOWNLOAD_WORDS[lang]["not_done"]) == len(lessons)
+    assert run.stdout.count(build(lang)["download"]["notDone"]) == len(lessons)
     # the first exercise, answered, runs to its expected output; the others are not run
     text = exercise.read_text(encoding="utf-8")
     first, other = sorted(lessons, key=lambda lesson: text.index(f"def {lesson.name}("))[:2]

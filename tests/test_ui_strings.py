@@ -95,3 +95,36 @@ def test_a_plural_without_other_or_with_forms_that_disagree_is_an_error(tmp_path
 
 def test_a_file_that_is_no_toml_is_an_error_naming_the_file(tmp_path):
     assert "strings.toml" in _broken(tmp_path, "run = { zh = \n")
+
+
+def test_the_builds_own_words_are_each_read_by_the_build_and_no_page_carries_them():
+    words = _leaves(ui_strings.build(LANGUAGES[0]))
+    source = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "site_build").glob("*.py"))
+    unread = {key for key in words
+              if not re.search(rf"""["']{key.rsplit('.', 1)[-1]}["']""", source)}
+    assert words and not unread, f"[build] strings the build never reads: {sorted(unread)}"
+    for lang in LANGUAGES:
+        assert ui_strings.BUILD not in ui_strings.table(lang)
+
+
+# a JS comment or string literal (a template's ${…} fields are not its words)
+_JS_TOKEN = re.compile(r"//[^\n]*|/\*.*?\*/"  # comments
+                       r"""|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`""", re.S)
+_SENTENCE = re.compile(r"[A-Za-z]{2,}[,:;]? [A-Za-z]{2,} [A-Za-z]{2,}")  # three words in a row
+
+
+def test_no_js_module_holds_an_english_sentence_outside_strings_toml():
+    """Every sentence a learner can see comes from js/strings.toml: a fault of the site's code is
+    a code with its values (js/job.js Fault), and Python the page runs is Python, not words."""
+    found = []
+    for path in sorted((ROOT / "js").glob("*.js")):
+        for m in _JS_TOKEN.finditer(path.read_text(encoding="utf-8")):
+            literal = m.group(0)
+            if literal.startswith("/"):
+                continue
+            body = re.sub(r"\$\{[^}]*\}", "", literal[1:-1])
+            if body.startswith(("import ", "from ")):  # Python source the worker runs
+                continue
+            if _SENTENCE.search(body):
+                found.append(f"{path.name}: {literal[:80]}")
+    assert not found, found

@@ -170,7 +170,8 @@ def test_check_fails_blanks_left_empty_and_says_to_fill_them_on_wasm32(
     result = wasm["checks"][f"blanks {exercise_id}"]
     assert result["error"] is None and result["passed"] < result["total"], result
     reason = result["failures"][0]["reason"]
-    assert reason["code"] == "raised" and f"blank ({BLANK})" in reason["message"], reason
+    assert reason["code"] == "raised" and reason["slip"] == "blank", reason
+    assert f"NameError: name '{BLANK}'" in reason["message"], reason
 
 
 @pytest.mark.parametrize("exercise_id", sorted(LESSONS))
@@ -210,7 +211,7 @@ def test_cell_errors_point_at_the_learners_lines_on_wasm32(wasm):
     syntax, blank = wasm["cells"]
     assert not syntax["ok"] and "SyntaxError" in syntax["stderr"]
     assert "exercise, line 1" in syntax["stderr"]
-    assert not blank["ok"] and "blank (_____)" in blank["stderr"]
+    assert not blank["ok"] and blank["slip"] == "blank" and "'_____'" in blank["stderr"]
     assert "<cell>" not in syntax["stderr"] + blank["stderr"]
 
 

@@ -72,8 +72,8 @@ def expression(expr: str):
 
 
 def run(task: dict) -> dict:
-    ok, out, err = captured(lambda: runner.run_cell(task["code"], task.get("parts")))
-    return {"ok": ok, "stdout": out, "stderr": err}
+    ran, out, err = captured(lambda: runner.run_cell(task["code"], task.get("parts")))
+    return {"ok": ran["ok"], "slip": ran.get("slip"), "stdout": out, "stderr": err}
 
 
 def checked(task: dict) -> dict:

@@ -63,12 +63,13 @@ class Demo {
       t.demo.run,
     );
     this.stopButton = el("button", { type: "button", class: "md-button", "data-action": "stop", disabled: "" }, t.stop);
-    this.status = el("span", { class: "rl-status", "aria-live": "polite" }, t.demo.sample);
+    // the status line and the progress bar are the view's: the demo hands it what to show
+    const status = el("span", { class: "rl-status", "aria-live": "polite" }, t.demo.sample);
     this.variants = el("input", { type: "checkbox", "data-option": "variants" });
     const option = el("label", { class: "rl-demo-option" });
     option.append(this.variants, ` ${t.demo.variants}`);
-    bar.append(this.runButton, this.stopButton, option, this.status);
-    this.progress = el("progress", { class: "rl-demo-progress", max: "1", value: "0", hidden: "" });
+    bar.append(this.runButton, this.stopButton, option, status);
+    const progress = el("progress", { class: "rl-demo-progress", max: "1", value: "0", hidden: "" });
     this.grid = el("div", { class: "rl-demo-grid" });
     this.boxes = {};
     for (const [id] of this.charts) {
@@ -80,13 +81,13 @@ class Demo {
     this.summary = el("p", { class: "rl-demo-summary", "data-summary": "" });
     this.words = el("div", { class: "rl-demo-words" });
     const error = el("pre", { class: "rl-output", hidden: "", "data-output": "" });
-    this.root.append(bar, this.progress, this.grid, this.summary, error, this.words);
+    this.root.append(bar, progress, this.grid, this.summary, error, this.words);
     this.view = new JobView(t, {
       root: this.root,
       starts: [this.runButton, this.variants],
       stop: this.stopButton,
-      status: this.status,
-      progress: { box: this.progress, bar: this.progress, label: this.status },
+      status,
+      progress: { box: progress, bar: progress, label: status },
       output: new OutputView(error),
     });
     this.runButton.addEventListener("click", () => this.run());
@@ -195,9 +196,7 @@ class Demo {
   }
 
   _onLog({ phase, step, total, metrics }) {
-    this.progress.hidden = false;
-    this.progress.value = step / total;
-    this.status.textContent = this.t.demo.phase({ phase: this.t.demo.phaseName[phase], step, total });
+    this.view.step(step / total, this.t.demo.phase({ phase: this.t.demo.phaseName[phase], step, total }));
     if (phase === "sft") return;
     this.live[phase] ??= {};
     const series = this.live[phase];

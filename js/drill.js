@@ -129,13 +129,14 @@ class Drill {
     bar.append(this.stats, this.select, this.modeButton, ...actions);
     this.seedLine = el("div", { class: "rl-drill-meta" });
     this.banner = el("div", { class: "rl-drill-banner", hidden: "", role: "status" });
-    this.note = el("div", { class: "rl-drill-note", hidden: "", "aria-live": "polite" });
+    // the note under the drill is the view's status line: the drill hands it what to say
+    const note = el("div", { class: "rl-drill-note", hidden: "", "aria-live": "polite" });
     this.root.prepend(bar);
     // what a wrong slot's aria-describedby points to (read by screen readers; not shown)
     this.wrongHelp = el("span", { id: `rl-wrong-${this.data.id.replace("/", "-")}`, hidden: "" }, t.drill.wrongSlot);
-    this.root.append(this.banner, this.note, this.seedLine, this.wrongHelp);
+    this.root.append(this.banner, note, this.seedLine, this.wrongHelp);
     // Python's checks by meaning: the Check button waits for them, the note says they are running
-    this.view = new JobView(t, { root: this.root, starts: [this.checkButton], status: this.note });
+    this.view = new JobView(t, { root: this.root, starts: [this.checkButton], status: note });
 
     this.select.addEventListener("change", () => {
       this.ratio = Number(this.select.value) / 100;
@@ -234,7 +235,7 @@ class Drill {
     this.stats.textContent = this._statsText();
     this.stats.removeAttribute("data-band");
     this.banner.hidden = true;
-    this._say(abandoned ? this.t.drill.notRecorded : "");
+    this.view.say(abandoned ? this.t.drill.notRecorded : "");
     this.phase = "fresh";
     if (keep) this._writeUrl();
     this._showMeta();
@@ -354,7 +355,7 @@ class Drill {
       }
       if (outcome.state !== "done") {
         this.phase = before;
-        this._say(t.drill.noPython);
+        this.view.say(t.drill.noPython);
         return this._record(results);
       }
       const r = outcome.result;
@@ -369,13 +370,7 @@ class Drill {
     if (equivalent.size) said.push(t.drill.equivalent({ answers: answers([...equivalent]) }));
     else if (looping.length < wrong.length) said.push(t.drill.notEquivalent);
     if (looping.length) said.push(t.drill.looping({ answers: answers(looping), seconds: LIMITS.check.limitMs / 1000 }));
-    this._say(said.join(" "));
-  }
-
-  /** The note under the drill: `text`, or nothing. */
-  _say(text) {
-    this.note.textContent = text;
-    this.note.hidden = !text;
+    this.view.say(said.join(" "));
   }
 
   /** The program the build shipped, with `input`'s slot holding the learner's text. */
@@ -444,7 +439,7 @@ class Drill {
     this.phase = "revealed";
     this.view.drop(); // the attempt is over: a check still waiting on Python is dropped
     this.banner.hidden = true;
-    this._say(abandoned ? this.t.drill.notRecorded : "");
+    this.view.say(abandoned ? this.t.drill.notRecorded : "");
   }
 }
 

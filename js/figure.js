@@ -10,7 +10,6 @@
 
 import { mountAll } from "./dom.js";
 import { strings } from "./i18n.js";
-import { Fault } from "./job.js";
 
 // one colour per series (site.css: --rl-series-1 to 6, for both schemes)
 const COLOURS = ["--rl-series-1", "--rl-series-2", "--rl-series-3", "--rl-series-4", "--rl-series-5", "--rl-series-6"];
@@ -65,8 +64,10 @@ class Figure {
       const sizes = this.controls.map(
         (c) => c.querySelectorAll("input[type=radio]").length || Number(c.querySelector("input").max) + 1,
       );
-      if (data.shape.join() !== sizes.join())
-        throw new Fault("figure-shape", { path: url.pathname, shape: data.shape });
+      if (data.shape.join() !== sizes.join()) {
+        this._move("failed", this.t.figure.stale);
+        return;
+      }
       this.lib = plot;
       this.data = data;
       this._move("drawn");

@@ -111,6 +111,24 @@ export class JobView {
     if (!job && progress) progress.box.hidden = true;
   }
 
+  /** The widget's own word on its status line (the drill's note on its answers): shown, or
+   * hidden when there is none. */
+  say(text) {
+    this._status(text);
+    this.parts.status.hidden = !text;
+  }
+
+  /** How far the job's own work has come (the demo's training steps), `fraction` of it, and
+   * what it is doing now: on the progress bar and the status line. */
+  step(fraction, text) {
+    const { progress } = this.parts;
+    if (progress) {
+      progress.box.hidden = false;
+      progress.bar.value = fraction;
+    }
+    this._status(text);
+  }
+
   _status(text) {
     this.parts.status.textContent = text;
     if (text) this.parts.status.hidden = false;

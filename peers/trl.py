@@ -11,6 +11,7 @@ in the provenance) with the variables those lines read.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import math
 import types
@@ -544,6 +545,14 @@ def _vllm_is_cases(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
                "sampling_per_token_logps (vLLM's) and the given mode and bounds; outputs: "
                "vllm_importance_sampling_ratio ([B, T] for token modes, [B, 1] for sequence "
                "modes)")
+
+    def ratio(inputs: dict, kwargs: dict) -> dict:
+        ns = _run(vis, self=types.SimpleNamespace(**kwargs), tool_mask=None,
+                  completion_mask=tensor(inputs["completion_mask"]),
+                  old_per_token_logps=tensor(inputs["old_per_token_logps"]),
+                  sampling_per_token_logps=tensor(inputs["sampling_per_token_logps"]))
+        return {"vllm_importance_sampling_ratio": ns["vllm_importance_sampling_ratio"]}
+
     modes = ["token_truncate", "token_mask", "sequence_truncate", "sequence_mask"]
     for dtype, dt in DTYPES.items():
         rng = np.random.default_rng(2300)
@@ -558,17 +567,8 @@ def _vllm_is_cases(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
                 kwargs = {"vllm_importance_sampling_mode": mode,
                           "vllm_importance_sampling_clip_min": clip_min,
                           "vllm_importance_sampling_clip_max": clip_max}
-
-                def run(inputs=inputs, kwargs=kwargs):
-                    me = types.SimpleNamespace(**kwargs)
-                    ns = _run(vis, self=me, tool_mask=None,
-                              completion_mask=tensor(inputs["completion_mask"]),
-                              old_per_token_logps=tensor(inputs["old_per_token_logps"]),
-                              sampling_per_token_logps=tensor(inputs["sampling_per_token_logps"]))
-                    return {"vllm_importance_sampling_ratio": ns["vllm_importance_sampling_ratio"]}
-
                 v.case(name, f"{dtype} {mode} clip_min={clip_min} clip_max={clip_max}", kwargs,
-                       inputs, run)
+                       inputs, functools.partial(ratio, inputs, kwargs))
         # vLLM's log-prob NaN (a token it could not score) on a response token of the full row
         # (0, 5) and of the holes row (3, 1), and on padding of the right-padded row (1, 6)
         nan_sampling = sampling.copy()
@@ -578,17 +578,8 @@ def _vllm_is_cases(pin: Pin, wheel: Path, lib: dict[str, Any]) -> Vectors:
             kwargs = {"vllm_importance_sampling_mode": mode,
                       "vllm_importance_sampling_clip_min": None,
                       "vllm_importance_sampling_clip_max": 3.0}
-
-            def run(inputs=nan_inputs, kwargs=kwargs):
-                me = types.SimpleNamespace(**kwargs)
-                ns = _run(vis, self=me, tool_mask=None,
-                          completion_mask=tensor(inputs["completion_mask"]),
-                          old_per_token_logps=tensor(inputs["old_per_token_logps"]),
-                          sampling_per_token_logps=tensor(inputs["sampling_per_token_logps"]))
-                return {"vllm_importance_sampling_ratio": ns["vllm_importance_sampling_ratio"]}
-
             v.case(name, f"{dtype} {mode} clip_min=None clip_max=3.0 NaN sampling log-probs",
-                   kwargs, nan_inputs, run)
+                   kwargs, nan_inputs, functools.partial(ratio, nan_inputs, kwargs))
     v.defaults.update(dataclass_fields(grpo, "GRPOConfig", "vllm_importance_sampling_clip_min"))
     return v
 

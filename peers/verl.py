@@ -10,6 +10,7 @@ are plain objects holding the fields the functions read, and ``apply_kl_penalty`
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import os
 import types
@@ -583,6 +584,13 @@ def _rollout_is_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
         f"(lines {rc.lifted['compute_is_metrics']['lines']}); rollout_is_batch_normalize False; "
         "outputs: rollout_is_weights",
     )
+    def weights(inputs: dict, kwargs: dict) -> dict:
+        # log_ratio as compute_rollout_correction_and_rejection_mask forms it
+        log_ratio = tensor(inputs["train_logprobs"]) - tensor(inputs["rollout_logprobs"])
+        w, _ = rc_ns["compute_rollout_correction_weights"](
+            log_ratio, tensor(inputs["response_mask"]), **kwargs)
+        return {"rollout_is_weights": w}
+
     thresholds = [2.0, 5.0, 1e9, "0.5_2.0", "0.8_1.25", "1e-12_1e12"]
     for dtype in DTYPES:
         for level in ("token", "sequence"):
@@ -599,16 +607,10 @@ def _rollout_is_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
                 for threshold in thresholds if layouts == ALL_LAYOUTS else [2.0]:
                     kwargs = {"rollout_is": level, "rollout_is_threshold": threshold}
 
-                    def run(inputs=inputs, kwargs=kwargs):
-                        log_ratio = tensor(inputs["train_logprobs"]) - tensor(
-                            inputs["rollout_logprobs"])
-                        w, _ = rc_ns["compute_rollout_correction_weights"](
-                            log_ratio, tensor(inputs["response_mask"]), **kwargs)
-                        return {"rollout_is_weights": w}
-
                     v.case("compute_rollout_correction_weights",
                            f"{dtype} {label} rollout_is={level} "
-                           f"rollout_is_threshold={threshold}", kwargs, inputs, run)
+                           f"rollout_is_threshold={threshold}", kwargs, inputs,
+                           functools.partial(weights, inputs, kwargs))
         for level in ("token", "sequence"):
             # NaN log-probs (an engine that could not score a token): on a response token of
             # the "holes" row (3, 0), on padding of that row (3, 2), of the right-padded row
@@ -624,16 +626,10 @@ def _rollout_is_cases(pin: Pin, wheel: Path, f: dict[str, Any]) -> Vectors:
             for threshold in (2.0, "0.5_2.0"):
                 kwargs = {"rollout_is": level, "rollout_is_threshold": threshold}
 
-                def run(inputs=inputs, kwargs=kwargs):
-                    log_ratio = tensor(inputs["train_logprobs"]) - tensor(
-                        inputs["rollout_logprobs"])
-                    w, _ = rc_ns["compute_rollout_correction_weights"](
-                        log_ratio, tensor(inputs["response_mask"]), **kwargs)
-                    return {"rollout_is_weights": w}
-
                 v.case("compute_rollout_correction_weights",
                        f"{dtype} NaN log-probs rollout_is={level} "
-                       f"rollout_is_threshold={threshold}", kwargs, inputs, run)
+                       f"rollout_is_threshold={threshold}", kwargs, inputs,
+                       functools.partial(weights, inputs, kwargs))
     v.defaults.update(yaml_keys(wheel, CONFIG + "algorithm/rollout_correction.yaml",
                                 "rollout_is_batch_normalize", "bypass_mode"))
     return v

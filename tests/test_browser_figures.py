@@ -11,6 +11,8 @@ import math
 import numpy as np
 import pytest
 
+from site_build import ui_strings
+
 from .browser import new_page, wait_until
 
 FIGURE_FILES = ("/assets/figures/", "/assets/js/plot.js", "/assets/uplot/")
@@ -181,7 +183,7 @@ def test_numbers_for_other_controls_are_refused_not_drawn(chromium, site_url):
     page.locator("[data-figure=clip]").scroll_into_view_if_needed()
     page.wait_for_selector("[data-figure=clip][data-state=failed]", timeout=20_000)
     status = page.locator("[data-figure=clip] .rl-figure-status").text_content()
-    assert "/assets/figures/clip.json: not this page's figure" in status
+    assert status == ui_strings.table("en")["figure"]["stale"], status
     assert page.locator("[data-figure=clip] .uplot").count() == 0
     assert not page.errors
     page.context.close()

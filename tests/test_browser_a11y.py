@@ -1,7 +1,8 @@
 """Accessibility in Chromium, checked by axe-core (npm `axe-core`, injected into the page): no
-WCAG 2.1 A or AA violation on any page, in both languages, light and dark, and in the states a
-learner creates: after Run, after a failed Check, with a drill checked, in Edit mode, with the
-demo and every figure drawn."""
+WCAG 2.1 A or AA violation in the states a learner creates (after Run, after a failed Check,
+with a drill checked, in Edit mode), and a cell and a drill worked by keyboard alone. Every page
+as loaded, in both languages, light and dark, with the demo and every figure drawn, is checked
+by test_browser_site.py's tour (one load per page for all that site-wide tests look at)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from site_build.figures import FIGURES
-
-from .browser import PAGES, describe, new_page, wait_until
+from .browser import describe, new_page, wait_until
 from .conftest import LESSONS
 from .test_browser_exercises import _fill, _press, one_line
 
@@ -61,37 +60,6 @@ def _toggle_scheme(page) -> None:
     page.locator("form[data-md-component='palette'] label:visible").first.click()
     wait_until(page, "(s) => document.body.dataset.mdColorScheme !== s", before,
                what=f"the scheme switched from {before}")
-
-
-def test_every_page_has_no_wcag_violation_in_either_language_light_or_dark(chromium, site_url):
-    """Every WCAG 2.1 A/AA rule in the light scheme; in the dark one, the rules that colours
-    decide (the rest see the same page). Each page is loaded once and checked in both schemes,
-    switched by the palette's toggle: it loads in the scheme the last page was left in, so the
-    dark scheme is seen both as loaded and as switched to, and the light one too."""
-    page = new_page(chromium, color_scheme="light")
-    found, drawn, seen = {}, 0, set()
-    for lang in ("", "en/"):
-        for path in PAGES:
-            page.goto(f"{site_url}/{lang}{path}")
-            page.wait_for_load_state("networkidle")  # the demo's charts are drawn by now
-            if page.locator("[data-demo]").count():  # the demo's eight charts
-                assert page.locator("[data-demo] .uplot").count() == 8, path
-            for figure in page.locator("[data-figure]").all():  # drawn as a reader sees them
-                figure.scroll_into_view_if_needed()
-                wait_until(page, "el => el.dataset.state === 'drawn'", figure.element_handle(),
-                           what=f"{lang}{path}: figure {figure.get_attribute('data-figure')} drawn")
-            drawn += page.locator("[data-figure] .uplot").count()
-            for switched in (False, True):
-                if switched:
-                    _toggle_scheme(page)
-                name, rules = SCHEMES[_scheme(page)]
-                seen.add((name, switched))
-                if bad := violations(page, rules):
-                    found[f"{lang}{path} ({name})"] = bad
-    assert not found, found
-    assert drawn == 2 * len(FIGURES)  # each figure, in both languages
-    assert seen == {(name, switched) for name, _ in SCHEMES.values() for switched in (0, 1)}
-    page.context.close()
 
 
 @pytest.mark.parametrize(("lang", "scheme"), [("en/", "light"), ("", "dark")])

@@ -1,6 +1,7 @@
-"""Every page in headless Chromium: only local requests, no console errors, a working language
-switcher, search that finds every page by its words in both languages, and a layout that fits a
-phone."""
+"""Every page in headless Chromium, each loaded once per language (the tour): only local
+requests, no console errors, its drills started, no WCAG 2.1 A/AA violation light or dark, a
+layout that fits a phone; and a working language switcher and search that finds every page by
+its words in both languages."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from urllib.parse import urlparse
 
 import pytest
 
+from site_build.figures import FIGURES
+
 from .browser import PAGES, wait_until
 from .conftest import LESSONS
+from .test_browser_a11y import SCHEMES, _scheme, _toggle_scheme, violations
 
 
 @pytest.fixture
@@ -23,30 +27,151 @@ def page(chromium):
     context.close()
 
 
-@pytest.mark.parametrize("lang", ["", "en/"])
-@pytest.mark.parametrize("path", PAGES)
-def test_page_loads_locally_without_console_errors(page, site_url, path, lang):
+LANGS = ("", "en/")
+
+
+@pytest.fixture(scope="module")
+def tour(chromium, site_url) -> dict:
+    """Every page in both languages, each loaded once, in one tab as a reader goes from page to
+    page (service workers allowed): what each showed, by (lang, path), for the tests below.
+
+    Each English page is reached from the Chinese one by the language switcher. Per page: where
+    it is and its language, where its switcher leads; requests to other hosts, console errors,
+    uncaught exceptions and HTTP errors; its drills (their stats line and blanks); its figures
+    drawn; axe-core's violations (all of WCAG 2.1 A/AA in the light scheme, the colour rules in
+    the dark one; switched with the palette's toggle, so each scheme is seen both as loaded and
+    as switched to); and at 390 px, what scrolls sideways or is under 44 px tall."""
+    page = chromium.new_context(color_scheme="light").new_page()
     host = urlparse(site_url).netloc
-    foreign, errors = [], []
-    page.on("request", lambda r: urlparse(r.url).netloc not in (host, "") and foreign.append(r.url))
-    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("response", lambda r: r.status >= 400 and errors.append(f"{r.status} {r.url}"))
-    page.goto(f"{site_url}/{lang}{path}")
-    page.wait_for_load_state("networkidle")
-    assert not foreign, f"requests to other hosts: {foreign}"
-    assert not errors, errors
-    assert page.locator("article h1").count() == 1
+    now: dict = {}
+    page.on("request", lambda r: urlparse(r.url).netloc not in (host, "")
+            and now["foreign"].append(r.url))
+    page.on("console", lambda m: m.type == "error" and now["errors"].append(m.text))
+    page.on("pageerror", lambda e: now["errors"].append(str(e)))
+    page.on("response", lambda r: r.status >= 400 and now["errors"].append(f"{r.status} {r.url}"))
+    seen: dict = {}
+    for path in PAGES:
+        for lang in LANGS:
+            now = seen[lang, path] = {"foreign": [], "errors": [], "wcag": {}, "schemes": set()}
+            if lang == "":
+                page.goto(f"{site_url}/{path}")
+            else:  # from the Chinese page, by its language switcher
+                with page.expect_navigation():
+                    page.eval_on_selector(".md-select a[hreflang='en']", "a => a.click()")
+            page.wait_for_load_state("networkidle")
+            now["url"] = page.url.split("?")[0]
+            now["lang"] = page.locator("html").get_attribute("lang")
+            now["switch"] = {other: page.eval_on_selector(
+                f".md-select a[hreflang='{other}']", "a => a.href.split('?')[0]")
+                for other in ("zh", "en")}
+            now["h1"] = page.locator("article h1").count()
+            drills = page.locator("[data-drill]")
+            if drills.count():
+                drills.first.locator("pre input[data-slot]").first.wait_for()
+            now["drills"] = [(d.locator("[data-drill-stats]").inner_text(),
+                              d.locator("pre input[data-slot]").count()) for d in drills.all()]
+            if page.locator("[data-demo]").count():  # the demo's eight charts
+                now["demo charts"] = page.locator("[data-demo] .uplot").count()
+            for figure in page.locator("[data-figure]").all():  # drawn as a reader sees them
+                figure.scroll_into_view_if_needed()
+                wait_until(page, "el => el.dataset.state === 'drawn'", figure.element_handle(),
+                           what=f"{lang}{path}: figure {figure.get_attribute('data-figure')} drawn")
+            now["figures drawn"] = page.locator("[data-figure] .uplot").count()
+            for switched in (False, True):
+                if switched:
+                    _toggle_scheme(page)
+                name, rules = SCHEMES[_scheme(page)]
+                now["schemes"].add((name, switched))
+                now["wcag"][name] = violations(page, rules)
+            now["phone"] = _at_390_px(page)
+            page.set_viewport_size({"width": 1280, "height": 720})
+    yield seen
+    page.context.close()
+
+
+def _at_390_px(page) -> dict:
+    """The page at a phone's width: how wide it is, its controls under 44 px, what it holds."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    wait_until(page, "() => document.documentElement.clientWidth === 390", what="390 px")
+    return {
+        # the page itself never scrolls sideways (code blocks and tables scroll inside themselves)
+        "width": page.evaluate("document.documentElement.scrollWidth"),
+        "small": page.evaluate("""() => [...document.querySelectorAll(
+            'article button, article select, article .md-button, '
+            + 'article .rl-figure-control label, article input[type=range]')]
+            .filter((e) => e.offsetParent !== null)
+            .map((e) => [e.outerHTML.slice(0, 80), e.getBoundingClientRect().height])
+            .filter(([, h]) => h < 44)"""),
+        "cells": page.locator("article [data-runner]").count(),
+        "buttons": page.locator("article [data-runner] button").count(),
+        "figures": page.locator("article [data-figure]").count(),
+        "figure labels": page.locator("article .rl-figure-control label").count(),
+    }
+
+
+def _exercises(path: str) -> int:
+    """How many exercises the page at ``path`` holds: its chapter's (none off a chapter)."""
+    return sum(1 for ex in LESSONS if f"{ex.split('/')[0]}/" == path)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("path", PAGES)
+def test_page_loads_locally_without_console_errors(tour, path, lang):
+    seen = tour[lang, path]
+    assert not seen["foreign"], f"requests to other hosts: {seen['foreign']}"
+    assert not seen["errors"], seen["errors"]
+    assert seen["h1"] == 1
+
+
+@pytest.mark.parametrize(("lang", "words"), [("", "个可挖空位"), ("en/", "maskable slots")])
+@pytest.mark.parametrize("path", PAGES)
+def test_every_drill_of_a_page_starts_in_its_language(tour, path, lang, words):
+    drills = tour[lang, path]["drills"]
+    # one drill per exercise of the page's chapter (a page off a chapter has none)
+    assert len(drills) == _exercises(path)
+    for stats, slots in drills:
+        assert words in stats
+        assert slots >= 1
+
+
+def test_every_page_has_no_wcag_violation_in_either_language_light_or_dark(tour):
+    """Every WCAG 2.1 A/AA rule in the light scheme; in the dark one, the rules that colours
+    decide (the rest see the same page). Each page is loaded once and checked in both schemes,
+    switched by the palette's toggle: it loads in the scheme the last page was left in, so the
+    dark scheme is seen both as loaded and as switched to, and the light one too."""
+    found = {f"{lang}{path} ({name})": bad for (lang, path), seen in tour.items()
+             for name, bad in seen["wcag"].items() if bad}
+    assert not found, found
+    # with the demo and every figure drawn, in both languages
+    assert sum(seen["figures drawn"] for seen in tour.values()) == 2 * len(FIGURES)
+    assert all(seen.get("demo charts", 8) == 8 for seen in tour.values())
+    assert any("demo charts" in seen for seen in tour.values())
+    schemes = set().union(*(seen["schemes"] for seen in tour.values()))
+    assert schemes == {(name, switched) for name, _ in SCHEMES.values() for switched in (0, 1)}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_at_390_px_pages_fit_and_every_control_is_44_px_tall(tour, lang):
+    for path in PAGES:
+        phone = tour[lang, path]["phone"]
+        assert phone["width"] <= 390, path
+        assert not phone["small"], (path, phone["small"][:3])
+        # the count is not vacuous: a chapter's page has a cell, with its buttons, for each of
+        # its exercises, and a page with figures has their controls
+        assert phone["cells"] == _exercises(path), path
+        assert phone["buttons"] >= 2 * _exercises(path), path
+        if phone["figures"]:
+            assert phone["figure labels"] >= 1, path
 
 
 @pytest.mark.parametrize("path", PAGES)
-def test_language_switcher_leads_to_the_same_page(page, site_url, path):
-    page.goto(f"{site_url}/{path}")
-    for lang, expected in (("en", f"{site_url}/en/{path}"), ("zh", f"{site_url}/{path}")):
-        with page.expect_navigation():
-            page.eval_on_selector(f".md-select a[hreflang='{lang}']", "a => a.click()")
-        assert page.url.split("?")[0] == expected
-        assert page.locator("html").get_attribute("lang") == lang
+def test_language_switcher_leads_to_the_same_page(tour, site_url, path):
+    pages = {"zh": f"{site_url}/{path}", "en": f"{site_url}/en/{path}"}
+    for lang, prefix in (("zh", ""), ("en", "en/")):
+        seen = tour[prefix, path]
+        # where it is (the English page as the Chinese page's switcher led to it), in its language
+        assert (seen["url"], seen["lang"]) == (pages[lang], lang)
+        assert seen["switch"] == pages  # each language's link leads to this page in it
 
 
 def test_chinese_search_finds_a_chinese_term(page, site_url):
@@ -79,32 +204,6 @@ def test_a_name_typed_in_lower_case_finds_the_page_that_cites_it(page, site_url,
         "els => els.map((a) => new URL(a.href).pathname)",
     )
     assert f"/{lang}grpo/" in hrefs, hrefs
-
-
-@pytest.mark.parametrize("lang", ["", "en/"])
-def test_at_390_px_pages_fit_and_every_control_is_44_px_tall(chromium, site_url, lang):
-    context = chromium.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    for path in PAGES:
-        page.goto(f"{site_url}/{lang}{path}")
-        page.wait_for_load_state("networkidle")
-        # the page itself never scrolls sideways (code blocks and tables scroll inside themselves)
-        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
-        small = page.evaluate("""() => [...document.querySelectorAll(
-            'article button, article select, article .md-button, '
-            + 'article .rl-figure-control label, article input[type=range]')]
-            .filter((e) => e.offsetParent !== null)
-            .map((e) => [e.outerHTML.slice(0, 80), e.getBoundingClientRect().height])
-            .filter(([, h]) => h < 44)""")
-        assert not small, (path, small[:3])
-        # the count is not vacuous: a chapter's page has a cell, with its buttons, for each of
-        # its exercises, and a page with figures has their controls
-        exercises = sum(1 for ex in LESSONS if f"{ex.split('/')[0]}/" == path)
-        assert page.locator("article [data-runner]").count() == exercises, path
-        assert page.locator("article [data-runner] button").count() >= 2 * exercises, path
-        if page.locator("article [data-figure]").count():
-            assert page.locator("article .rl-figure-control label").count() >= 1, path
-    context.close()
 
 
 def _sample(words: set[str], n: int = 6) -> list[str]:

@@ -40,7 +40,8 @@ def tour(chromium, site_url) -> dict:
     uncaught exceptions and HTTP errors; its drills (their stats line and blanks); its figures
     drawn; axe-core's violations (all of WCAG 2.1 A/AA in the light scheme, the colour rules in
     the dark one; switched with the palette's toggle, so each scheme is seen both as loaded and
-    as switched to); and at 390 px, what scrolls sideways or is under 44 px tall."""
+    as switched to); and at 390 px, what scrolls sideways or is under 44 px tall: the page
+    narrowed to a phone's width after it loaded (as a window is resized), not loaded there."""
     page = chromium.new_context(color_scheme="light").new_page()
     host = urlparse(site_url).netloc
     now: dict = {}

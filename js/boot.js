@@ -130,7 +130,20 @@ async function loader({ indexURL, pyodideVersion }, parts) {
     settings.preRun = [preload, ...(settings.preRun ?? [])];
     return Promise.race([factory(settings), failed]);
   };
-  return loadPyodide;
+  // Pyodide's settings start fetching pyodide.asm.wasm for Emscripten's instantiateWasm before the
+  // hook above replaces it: never used, yet its 10 MB were sent at every boot. While loadPyodide
+  // runs, that one address is answered with an empty body, not fetched.
+  const wasm = `${indexURL}pyodide.asm.wasm`;
+  return async (options) => {
+    const { fetch } = globalThis;
+    globalThis.fetch = (input, init) =>
+      String(input?.url ?? input) === wasm ? Promise.resolve(new Response(null)) : fetch(input, init);
+    try {
+      return await loadPyodide(options);
+    } finally {
+      globalThis.fetch = fetch;
+    }
+  };
 }
 
 /** What every boot starts from besides the snapshot: {main, files, libs} from the compiled

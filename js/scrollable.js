@@ -1,9 +1,10 @@
-// Every page: a formula too wide for the screen scrolls sideways inside its box; such a box gets
-// keyboard focus (tabindex 0) so it can be scrolled without a mouse (WCAG 2.1.1). Boxes that fit
-// stay out of the tab order. Runs on load, on every page Material shows, and when a box's size
+// Every page: a formula or a table too wide for the screen scrolls sideways inside its box (a
+// formula in KaTeX's, a table in the wrapper Material puts around it); such a box gets keyboard
+// focus (tabindex 0) so it can be scrolled without a mouse (WCAG 2.1.1). Boxes that fit stay out
+// of the tab order. Runs on load, on every page Material shows, and when a box's size
 // changes (styles, fonts, the window).
 
-const WIDE = ".katex-display";
+const WIDE = ".katex-display, .md-typeset__scrollwrap";
 
 function mark(root = document) {
   for (const box of root.querySelectorAll(WIDE)) {

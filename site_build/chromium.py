@@ -20,13 +20,14 @@ import socketserver
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
 from .pages import PAGES
 
-__all__ = ["FLAGS", "ISOLATED", "PAGES", "SITE", "browser", "chromium_path", "serve"]
+__all__ = ["FLAGS", "ISOLATED", "PAGES", "SERVED", "SITE", "browser", "chromium_path", "serve"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site"
@@ -49,6 +50,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     # a network to emulate (for benchmarks): round-trip latency and bandwidth
     latency: ClassVar[float] = 0.0  # seconds before each response
     bytes_per_second: ClassVar[float] = 0.0  # 0: as fast as the machine goes
+    served: ClassVar[Counter[str]] = Counter()  # the responses sent, by path (serve(): its own)
 
     extensions_map: ClassVar[dict[str, str]] = {
         **http.server.SimpleHTTPRequestHandler.extensions_map,
@@ -100,6 +102,12 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             time.sleep(len(block) / self.bytes_per_second)
         return None
 
+    def log_request(self, code="-", size="-") -> None:
+        # the bodies sent (200s), counted by path (query left out): a test can tell a file sent
+        # twice; a 304 (the browser's copy still good) sends none
+        if code == 200:  # an int or http.HTTPStatus
+            self.served[self.path.split("?")[0]] += 1
+
     def log_message(self, *args) -> None:  # keep test output quiet
         pass
 
@@ -113,6 +121,9 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
         if not isinstance(sys.exc_info()[1], ConnectionError):
             super().handle_error(request, client_address)
 
+
+# each running server's responses by path (`_Handler.served`), by the address serve() yielded
+SERVED: dict[str, Counter[str]] = {}
 
 # headers that make a page cross-origin isolated (SharedArrayBuffer, Pyodide interrupts)
 ISOLATED = {
@@ -133,20 +144,25 @@ def serve(
     """Serve ``directory`` on 127.0.0.1 (a free port), with extra ``headers``; yield the URL.
     ``latency`` (s) and ``mbit_per_second`` emulate a network, for benchmarks. ``mounts``
     serves more folders under paths of the same origin (``{"/b/": site}``: two copies of a
-    site, as two GitHub Pages project sites of one user are)."""
+    site, as two GitHub Pages project sites of one user are). What it sends is counted in
+    ``SERVED[url]``: each path's responses with a body (status 200)."""
     handler_class = type("Handler", (_Handler,), {
         "extra_headers": headers or {},
         "mounts": {prefix: str(folder) for prefix, folder in (mounts or {}).items()},
         "latency": latency,
         "bytes_per_second": mbit_per_second * 1e6 / 8,
+        "served": Counter(),
     })
     handler = functools.partial(handler_class, directory=str(directory))
     server = _Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    SERVED[url] = handler_class.served
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield url
     finally:
+        del SERVED[url]
         server.shutdown()
         server.server_close()
 

@@ -241,9 +241,11 @@ def drills_markdown(lessons: list[Lesson], lang: str) -> str:
             if line.startswith(("import ", "from "))
         )
         drill = drill_html(lesson.id, lesson.drill_code, imports, lesson.version)
-        # the drill shows the answer's code: clean-slate mode hides it too (js/cleanslate.js)
+        # the drill shows the answer's code: clean-slate mode hides it too (js/cleanslate.js),
+        # and search leaves it out (Material skips an element marked data-search-exclude)
         blocks.append(f"### {lesson.manifest.title[lang]}\n\n"
                       f'<div class="rl-after" data-after="{html.escape(lesson.id)}" '
-                      f'data-version="{html.escape(lesson.version)}" data-what="drill">\n'
+                      f'data-version="{html.escape(lesson.version)}" data-what="drill"'
+                      " data-search-exclude>\n"
                       f"{drill}\n</div>\n")
     return "\n".join(blocks)

@@ -12,12 +12,13 @@ import sys
 import time
 from pathlib import Path
 
-from site_build.chromium import ISOLATED, PAGES, browser, chromium_path, serve
+from site_build.chromium import ISOLATED, PAGES, SERVED, browser, chromium_path, serve
 
 __all__ = [
     "ISOLATED",
     "OUTPUT_TIMEOUT",
     "PAGES",
+    "SERVED",
     "browser",
     "cell",
     "chromium_path",

@@ -28,6 +28,7 @@ def page(chromium):
 
 
 LANGS = ("", "en/")
+DESKTOP, PHONE = {"width": 1280, "height": 720}, {"width": 390, "height": 844}
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +41,10 @@ def tour(chromium, site_url) -> dict:
     uncaught exceptions and HTTP errors; its drills (their stats line and blanks); its figures
     drawn; axe-core's violations (all of WCAG 2.1 A/AA in the light scheme, the colour rules in
     the dark one; switched with the palette's toggle, so each scheme is seen both as loaded and
-    as switched to); and at 390 px, what scrolls sideways or is under 44 px tall: the page
-    narrowed to a phone's width after it loaded (as a window is resized), not loaded there."""
+    as switched to); and at 390 px, what scrolls sideways or is under 44 px tall. Each page is
+    seen at both widths, one per language: the Chinese page at 1280 px (axe), then narrowed to
+    a phone's 390 px (as a window is resized); the English page loaded at 390 px (axe there: a
+    table or formula that scrolls only at that width must still be reachable by keyboard)."""
     page = chromium.new_context(color_scheme="light").new_page()
     host = urlparse(site_url).netloc
     now: dict = {}
@@ -56,7 +59,8 @@ def tour(chromium, site_url) -> dict:
             now = seen[lang, path] = {"foreign": [], "errors": [], "wcag": {}, "schemes": set()}
             if lang == "":
                 page.goto(f"{site_url}/{path}")
-            else:  # from the Chinese page, by its language switcher
+            else:  # from the Chinese page, by its language switcher, at a phone's width
+                page.set_viewport_size(PHONE)
                 with page.expect_navigation():
                     page.eval_on_selector(".md-select a[hreflang='en']", "a => a.click()")
             page.wait_for_load_state("networkidle")
@@ -85,14 +89,14 @@ def tour(chromium, site_url) -> dict:
                 now["schemes"].add((name, switched))
                 now["wcag"][name] = violations(page, rules)
             now["phone"] = _at_390_px(page)
-            page.set_viewport_size({"width": 1280, "height": 720})
+            page.set_viewport_size(DESKTOP)
     yield seen
     page.context.close()
 
 
 def _at_390_px(page) -> dict:
     """The page at a phone's width: how wide it is, its controls under 44 px, what it holds."""
-    page.set_viewport_size({"width": 390, "height": 844})
+    page.set_viewport_size(PHONE)
     wait_until(page, "() => document.documentElement.clientWidth === 390", what="390 px")
     return {
         # the page itself never scrolls sideways (code blocks and tables scroll inside themselves)

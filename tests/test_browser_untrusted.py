@@ -9,6 +9,7 @@ import json
 import pytest
 
 from .browser import (
+    SERVED,
     cell,
     edit,
     long_loads,
@@ -571,10 +572,21 @@ def test_the_first_run_of_a_page_reaches_the_workers_own_globals(fresh):
     assert run(fresh, A, code).strip() == "True 2"
 
 
-def test_python_loads_the_long_way_once_per_page(fresh):
+def test_python_loads_the_long_way_once_per_page_and_the_wasm_and_wheels_come_once(
+    fresh, site_url
+):
+    """Three runs, each in a worker of its own: one long load (the judge's), and the 10 MB of
+    pyodide.asm.wasm and the wheels sent once (every worker used to fetch the wasm again for
+    nothing: js/boot.js)."""
+    served = SERVED[site_url]
+    before = served.copy()
     for _ in range(3):
         run(fresh, A, "print('again')\n")
     assert long_loads(fresh) == 1
+    sent = {path: n - before[path] for path, n in served.items() if n > before[path]}
+    once = [p for p in sent if p.endswith(("/pyodide.asm.wasm", ".whl"))]
+    assert len(once) == 3, sent  # the wasm, numpy's wheel and ours
+    assert all(sent[p] == 1 for p in once), sent
 
 
 # ---- 9. what a run could leave in the site's storage, or say on the worker's port (issue 35) ----

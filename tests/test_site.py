@@ -282,6 +282,20 @@ def test_chinese_search_index_splits_chinese_words(built_site):
     assert any("\u200b重要性\u200b" in doc["text"] for doc in index["docs"])
 
 
+def test_search_finds_no_drill_code(built_site):
+    """A drill shows the answer's whole function; search must not (clean-slate mode hides the
+    drill until Check passes, and a search for two of its names once listed it whole)."""
+    from html import unescape
+
+    index = json.loads((built_site["dir"] / "search" / "search_index.json").read_text("utf-8"))
+    texts = [unescape(re.sub(r"<[^>]+>", "", doc["text"])) for doc in index["docs"]]
+    for exercise_id, lesson in LESSONS.items():
+        # the drill's code from its signature line to its last line, as the drill shows it
+        code = lesson.drill_code.strip()
+        assert code.count("\n") >= 2, exercise_id
+        assert not any(code in text for text in texts), exercise_id
+
+
 def test_katex_extension_typesets_inline_and_block_math_and_leaves_code_alone(tmp_path):
     import markdown
 

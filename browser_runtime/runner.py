@@ -12,6 +12,7 @@ under CPython in the tests.
 from __future__ import annotations
 
 import linecache
+import os
 import sys
 import traceback
 from dataclasses import dataclass
@@ -131,6 +132,38 @@ def syntax_error(code: str, parts: list[dict] | None = None) -> str | None:
     return None
 
 
+def _room() -> None:
+    """Python's default recursion limit back, if the learner's code lowered it: room for the
+    site's own frames once theirs have run."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
+
+
+def tell(text: str) -> None:
+    """``text`` on the job's stderr, past whatever the learner's code did to ``sys.stderr``
+    (replaced, closed) or to the recursion limit: what they printed to it first, then ``text``
+    on file descriptor 2 itself, which the worker reads. A learner who closed fd 2 is told
+    nothing; the site's code still raises no error of its own."""
+    _room()
+    try:
+        sys.__stderr__.flush()
+    except Exception:  # closed, or replaced by something that is not a stream
+        pass
+    try:
+        os.write(2, text.encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
+def _formatted(err: BaseException, code: str, parts: list[Part]) -> str:
+    """:func:`format_exception`, or the error's type alone where formatting it raised (its
+    ``__str__`` raises, or the learner's code patched what formatting calls)."""
+    _room()
+    try:
+        return format_exception(err, code, parts)
+    except Exception:
+        return f"{type(err).__qualname__}\n"
+
+
 def run_cell(code: str, parts: list[dict] | None = None,
              namespace: dict | None = None) -> dict[str, object]:
     """Compile and run ``code``; print any error to stderr in the learner's terms.
@@ -155,9 +188,9 @@ def run_cell(code: str, parts: list[dict] | None = None,
     except SystemExit as err:  # sys.exit(): said, not hidden
         if err.code in (None, 0):
             return {"ok": True}
-        sys.stderr.write(f"SystemExit: {err.code}\n")
+        tell(f"SystemExit: {err.code}\n")
         return {"ok": False, "slip": None}
     except BaseException as err:  # the learner's error, whatever it is, is reported
-        sys.stderr.write(format_exception(err, code, cell_parts))
+        tell(_formatted(err, code, cell_parts))
         return {"ok": False, "slip": slip(err)}
     return {"ok": True}

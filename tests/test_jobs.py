@@ -85,19 +85,19 @@ def _cell(exercise_id: str) -> str:
     return LESSONS[exercise_id].exercise(blanked=False)
 
 
-def test_run_says_a_syntax_error_before_it_starts_and_starts_a_good_cell(capsys):
+def test_run_says_a_syntax_error_before_it_starts_and_starts_a_good_cell(capfd):
     job = FakeJob()
     assert jobs.run(job, "x = (1 +\n") == {"ok": False, "result": {"slip": None}}
-    assert job.calls == [] and "SyntaxError" in capsys.readouterr().err
+    assert job.calls == [] and "SyntaxError" in capfd.readouterr().err
     job = FakeJob()
     assert jobs.run(job, "print(6 * 7)\n", None) == {"ok": True, "result": None}
-    assert job.calls == ["started"] and capsys.readouterr().out == "42\n"
+    assert job.calls == ["started"] and capfd.readouterr().out == "42\n"
 
 
-def test_run_names_a_blank_left_in_as_a_slip_code_not_a_sentence(capsys):
+def test_run_names_a_blank_left_in_as_a_slip_code_not_a_sentence(capfd):
     job = FakeJob()
     assert jobs.run(job, "x = _____\n") == {"ok": False, "result": {"slip": "blank"}}
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     assert job.calls == ["started"] and "NameError" in err and "Hint" not in err
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -25,57 +27,87 @@ def _cell(exercise_id: str, exercise: str | None = None) -> tuple[str, list[dict
     return code, parts
 
 
-def test_run_prints_the_lesson_output(capsys):
+def test_run_prints_the_lesson_output(capfd):
     code, parts = _cell("ppo/policy_surrogate_loss")
     assert run_cell(code, parts)["ok"]
     assert (
-        capsys.readouterr().out
+        capfd.readouterr().out
         == LESSONS["ppo/policy_surrogate_loss"].path.with_suffix(".out").read_text()
     )
 
 
-def test_syntax_error_points_at_the_learners_line(capsys):
+def test_syntax_error_points_at_the_learners_line(capfd):
     ex = LESSONS["ppo/importance_ratio"].exercise(blanked=True)
     broken = ex.replace("log_ratio = _____", "log_ratio = new_logprobs -", 1)
     code, parts = _cell("ppo/importance_ratio", broken)
     assert not run_cell(code, parts)["ok"]
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     line = broken.split("\n").index("    log_ratio = new_logprobs -") + 1
     assert f"(exercise, line {line})" in err
     assert "log_ratio = new_logprobs -" in err and "^" in err
     assert "runner.py" not in err and "<cell>" not in err
 
 
-def test_traceback_shows_only_the_learners_frames(capsys):
+def test_traceback_shows_only_the_learners_frames(capfd):
     code = "def f(x):\n    return x.nope()\n\nf(1)\n"
     assert run_cell(code, [{"name": "exercise", "first": 1, "length": 4}]) == {
         "ok": False, "slip": None}
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     assert "exercise, line 4" in err and "exercise, line 2, in f" in err
     assert "return x.nope()" in err and "AttributeError" in err
     assert "runner.py" not in err and "File" not in err
 
 
-def test_an_unfilled_blank_is_named_as_the_slip_blank_which_the_page_words(capsys):
+BROKEN_STDERR = {
+    "replaced and closed": "import sys, io\nsys.stderr = io.StringIO()\nsys.stderr.close()\n",
+    "not a stream": "import sys\nsys.stderr = None\n",
+    # the lowest limit Python takes where the learner's code stands: no room for the site's
+    "a short stack": "import sys\nn = sys.getrecursionlimit()\nwhile True:\n    try:\n"
+                     "        sys.setrecursionlimit(n - 1)\n    except RecursionError:\n"
+                     "        break\n    n -= 1\n",
+    "an error whose str raises": "class E(Exception):\n    def __str__(self):\n"
+                                 "        raise RuntimeError\n",
+}
+
+
+@pytest.mark.parametrize("what", sorted(BROKEN_STDERR))
+def test_the_learners_error_is_said_past_what_their_code_did_to_stderr(capfd, monkeypatch, what):
+    """The error goes to the job's fd 2 (js/worker.js reads it), not through sys.stderr: their
+    code broke it, and the site's code raised in turn, which the page then blamed on itself."""
+    monkeypatch.setattr("sys.stderr", sys.stderr)  # put back after the test
+    limit = sys.getrecursionlimit()
+    raised = "raise E" if "str" in what else "1 / 0"
+    code = BROKEN_STDERR[what] + f"{raised}\n"
+    try:
+        ran = run_cell(code, [{"name": "exercise", "first": 1, "length": code.count("\n")}])
+    finally:
+        sys.setrecursionlimit(limit)
+    assert ran == {"ok": False, "slip": None}
+    err = capfd.readouterr().err
+    assert ("ZeroDivisionError" if raised == "1 / 0" else "E") in err, err
+    assert f"exercise, line {code.count(chr(10))}" in err or "str" in what, err
+
+
+def test_an_unfilled_blank_is_named_as_the_slip_blank_which_the_page_words(capfd):
     code, parts = _cell("ppo/importance_ratio", LESSONS["ppo/importance_ratio"].exercise())
     assert run_cell(code, parts) == {"ok": False, "slip": "blank"}
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     assert "NameError" in err and "_____" in err and "in importance_ratio" in err
     assert "Hint" not in err  # a sentence of the site's is the page's to say, in its language
 
 
-def test_shape_mismatch_names_the_shapes(capsys):
+def test_shape_mismatch_names_the_shapes(capfd):
     code = "import torch\na = torch.zeros(2, 5)\nb = torch.zeros(2, 6)\nprint(a + b)\n"
     assert not run_cell(code)["ok"]
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     assert "cell, line 4" in err and "(5)" in err and "(6)" in err
 
 
-def test_stop_propagates_past_the_cell_so_the_page_reports_it_in_its_language(capsys):
+def test_stop_propagates_past_the_cell_so_the_page_reports_it_in_its_language(capfd):
     # the worker turns Stop's SIGINT into KeyboardInterrupt; the learner's output stays printed
     with pytest.raises(KeyboardInterrupt):
         run_cell("print('before')\nraise KeyboardInterrupt\n")
-    out = capsys.readouterr()
+    out = capfd.readouterr()
     assert out.out == "before\n" and out.err == ""
 
 
@@ -230,7 +262,7 @@ def test_check_draws_from_the_seed_it_is_given_so_a_table_of_one_seeds_answers_f
 
 
 @pytest.mark.parametrize("exercise_id", sorted(LESSONS))
-def test_under_the_torch_layer_run_prints_the_lesson_output_and_check_accepts(exercise_id, capsys):
+def test_under_the_torch_layer_run_prints_the_lesson_output_and_check_accepts(exercise_id, capfd):
     from browser_runtime import torch_layer_installed
 
     lesson = LESSONS[exercise_id]
@@ -238,7 +270,7 @@ def test_under_the_torch_layer_run_prints_the_lesson_output_and_check_accepts(ex
     with torch_layer_installed():
         assert run_cell(code, parts)["ok"]
         result = check(EXERCISES[exercise_id], lesson.exercise(blanked=False))
-    assert capsys.readouterr().out == lesson.path.with_suffix(".out").read_text()
+    assert capfd.readouterr().out == lesson.path.with_suffix(".out").read_text()
     assert result["error"] is None and result["passed"] == result["total"], result["failures"]
 
 
@@ -254,12 +286,12 @@ def test_under_the_torch_layer_check_rejects_a_wrong_answer():
     assert 0 < result["passed"] < result["total"] and result["failures"][0]["inputs"]
 
 
-def test_under_the_torch_layer_shape_mismatch_names_the_shapes(capsys):
+def test_under_the_torch_layer_shape_mismatch_names_the_shapes(capfd):
     from browser_runtime import torch_layer_installed
 
     with torch_layer_installed():
         assert not run_cell("import torch\nprint(torch.zeros(2, 5) + torch.zeros(2, 6))\n")["ok"]
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     assert "cell, line 2" in err and "RuntimeError" in err and "[2, 5] and [2, 6]" in err
 
 

@@ -17,6 +17,7 @@ import contextlib
 import io
 import json
 import math
+import os
 import sys
 import time
 
@@ -34,10 +35,23 @@ results: dict = {"platform": {"intp": np.dtype(np.intp).name, "numpy": np.__vers
 
 
 def captured(fn):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        value = fn()
-    return value, out.getvalue(), err.getvalue()
+    """What ``fn`` prints: stdout from sys.stdout; stderr from file descriptor 2 itself, where
+    the cell runner says an error (``runner.tell``) and sys.stderr writes too, as the page's
+    worker reads it."""
+    out = io.StringIO()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open("/tmp/stderr", "w+b") as err:
+        os.dup2(err.fileno(), 2)
+        try:
+            with contextlib.redirect_stdout(out):
+                value = fn()
+            sys.stderr.flush()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        err.seek(0)
+        return value, out.getvalue(), err.read().decode("utf-8")
 
 
 def lesson_output(text: str) -> str:

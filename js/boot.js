@@ -17,7 +17,8 @@
 // Pyodide's own code for the version the site pins (0.27.8; tests/test_browser_*.py run it).
 //
 // image = {snapshot: Uint8Array, main: WebAssembly.Module, libs: [[path, WebAssembly.Module]],
-//          files: {index: [[path, start, end]], bytes: Uint8Array}, handles: {handle: path}}
+//          files: {index: [[path, start, end]], bytes: Uint8Array}, handles: {handle: path},
+//          stdlib: Blob, lock: Blob}  (python_stdlib.zip and pyodide-lock.json, as they came)
 // Handed to a worker (handOff), the snapshot and the files' bytes travel as Blobs: the page passes
 // them on by reference, and each worker copies them once, off the page's thread (received).
 
@@ -132,25 +133,37 @@ async function loader({ indexURL, pyodideVersion }, parts) {
   };
   // Pyodide's settings start fetching pyodide.asm.wasm for Emscripten's instantiateWasm before the
   // hook above replaces it: never used, yet its 10 MB were sent at every boot. While loadPyodide
-  // runs, that one address is answered with an empty body, not fetched.
+  // runs, that one address is answered with an empty body, not fetched; the standard library and
+  // the lock file come from the parts' Blobs (one download per page, not one per worker).
   const wasm = `${indexURL}pyodide.asm.wasm`;
   return async (options) => {
     const { fetch } = globalThis;
     globalThis.fetch = (input, init) =>
       String(input?.url ?? input) === wasm ? Promise.resolve(new Response(null)) : fetch(input, init);
+    const urls = { stdLibURL: URL.createObjectURL(parts.stdlib), lockFileURL: URL.createObjectURL(parts.lock) };
     try {
-      return await loadPyodide(options);
+      return await loadPyodide({ ...options, ...urls });
     } finally {
       globalThis.fetch = fetch;
+      for (const url of Object.values(urls)) URL.revokeObjectURL(url);
     }
   };
 }
 
-/** What every boot starts from besides the snapshot: {main, files, libs} from the compiled
- * pyodide.asm.wasm and the wheels (numpy's and ours). */
-export async function parts(main, wheels) {
+/** What every boot starts from besides the snapshot: {main, files, libs, stdlib, lock} from the
+ * compiled pyodide.asm.wasm, the wheels (numpy's and ours) and the bytes of python_stdlib.zip and
+ * pyodide-lock.json (`runtime`), which Pyodide would fetch again in every worker: as Blobs, each
+ * worker reads them from the page's copy. */
+export async function parts(main, wheels, runtime) {
   const files = await unpack(wheels);
-  return { main, files: packed(files), libs: await compileLibs(files) };
+  const { stdlib, lock } = runtime;
+  return {
+    main,
+    files: packed(files),
+    libs: await compileLibs(files),
+    stdlib: new Blob([stdlib]),
+    lock: new Blob([lock]),
+  };
 }
 
 /** [[path, bytes]] as one buffer and its index: {index: [[path, start, end]], bytes}. */

@@ -72,6 +72,7 @@ let lastFailedFetch = null; // {what, cause, status?}: the last file whose fetch
 const fileName = (url) => decodeURIComponent(String(url).split("?")[0].split("/").pop());
 self.fetch = async (input, init) => {
   const url = input instanceof Request ? input.url : String(input);
+  if (url.startsWith("blob:")) return rawFetch(input, init); // a file this worker was handed
   const name = fileName(url);
   send({ type: "progress", stage: name, loaded: 0, total: 0 });
   let response;
@@ -166,12 +167,13 @@ async function make(stored) {
     lockFile.then((b) => JSON.parse(new TextDecoder().decode(b))),
   );
   const numpy = lock.packages.numpy.file_name;
-  const [main, ...wheels] = await Promise.all([
+  const [main, stdlib, ...wheels] = await Promise.all([
     compileMain(),
+    bytes(`${config.indexURL}python_stdlib.zip`),
     withTimeout(bytes(`${config.indexURL}${numpy}`), config.numpyTimeoutMs, numpy),
     bytes(config.wheelUrl).then(ourWheel),
   ]);
-  const base = await step(numpy, parts(main, wheels));
+  const base = await step(numpy, parts(main, wheels, { stdlib, lock: await lockFile }));
   if (stored) {
     const image = { ...base, ...stored };
     try {

@@ -582,21 +582,26 @@ def test_the_first_run_of_a_page_reaches_the_workers_own_globals(fresh):
     assert run(fresh, A, code).strip() == "True 2"
 
 
-def test_python_loads_the_long_way_once_per_page_and_the_wasm_and_wheels_come_once(
+RUNTIME_FILES = ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json", ".whl")
+
+
+def test_python_loads_the_long_way_once_per_page_and_each_runtime_file_comes_once(
     fresh, site_url
 ):
-    """Three runs, each in a worker of its own: one long load (the judge's), and the 10 MB of
-    pyodide.asm.wasm and the wheels sent once (every worker used to fetch the wasm again for
-    nothing: js/boot.js)."""
+    """Three runs, each in a worker of its own: one long load (the judge's), and each file of
+    the runtime sent once: every worker used to fetch the 10 MB of pyodide.asm.wasm again for
+    nothing, and the standard library and the lock file again (js/boot.js)."""
     served = SERVED[site_url]
     before = served.copy()
     for _ in range(3):
         run(fresh, A, "print('again')\n")
     assert long_loads(fresh) == 1
     sent = {path: n - before[path] for path, n in served.items() if n > before[path]}
-    once = [p for p in sent if p.endswith(("/pyodide.asm.wasm", ".whl"))]
-    assert len(once) == 3, sent  # the wasm, numpy's wheel and ours
-    assert all(sent[p] == 1 for p in once), sent
+    runtime = {p: n for p, n in sent.items()
+               if p.startswith(("/assets/pyodide/", "/assets/wheels/"))}
+    # the four files, numpy's wheel and ours, each once; nothing else of the runtime twice
+    assert sum(p.endswith(RUNTIME_FILES) for p in runtime) == 5, runtime
+    assert set(runtime.values()) == {1}, runtime
 
 
 # ---- 9. what a run could leave in the site's storage, or say on the worker's port (issue 35) ----
@@ -632,7 +637,9 @@ PLANT_IMAGE = """async (a) => {
     const boot = await import(a.bootURL);
     const { unzipSync, zipSync } = await import(a.fflateURL);
     const get = async (url) => new Uint8Array(await (await fetch(url)).arrayBuffer());
-    const lock = JSON.parse(new TextDecoder().decode(await get(a.indexURL + 'pyodide-lock.json')));
+    const lockBytes = await get(a.indexURL + 'pyodide-lock.json');
+    const lock = JSON.parse(new TextDecoder().decode(lockBytes));
+    const stdlib = await get(a.indexURL + 'python_stdlib.zip');
     const numpy = await get(a.indexURL + lock.packages.numpy.file_name);
     const files = unzipSync(await get(a.wheelUrl));
     const check = 'browser_runtime/check.py';
@@ -641,7 +648,7 @@ PLANT_IMAGE = """async (a) => {
     const wheel = zipSync(files);
     const main = await WebAssembly.compile(await get(a.indexURL + 'pyodide.asm.wasm'));
     const { version } = await import(a.indexURL + 'pyodide.mjs');
-    const parts = await boot.parts(main, [numpy.buffer, wheel.buffer]);
+    const parts = await boot.parts(main, [numpy.buffer, wheel.buffer], { stdlib, lock: lockBytes });
     const runtime = { indexURL: a.indexURL, pyodideVersion: version };
     const { image } = await boot.makeImage(runtime, parts);
     const search = new URLSearchParams({ runtime: a.indexURL, wheel: a.wheelUrl });

@@ -93,14 +93,29 @@ async function importing(url) {
 }
 
 let factory = null; // Pyodide's module factory, as pyodide.asm.js defined it
+let imported = null; // the promise of Pyodide's two scripts, once asked for
+
+/** Pyodide's two scripts, imported together and once per worker: pyodide.mjs (resolved to) and
+ * pyodide.asm.js, which defines the module factory. Asked for as soon as the runtime is wanted
+ * (js/worker.js), so that neither waits for the wasm to finish downloading. */
+export function scripts({ indexURL }) {
+  imported ??= Promise.all([
+    importing(`${indexURL}pyodide.mjs`),
+    typeof globalThis._createPyodideModule === "function" ? null : importing(`${indexURL}pyodide.asm.js`),
+  ]).then(([mjs]) => mjs);
+  imported.catch(() => {
+    imported = null; // the next boot asks again (the network may be back)
+  });
+  return imported;
+}
 
 /** Pyodide's loadPyodide, its module factory hooked to start from `parts` ({main, libs, files});
  * `runtime`: {indexURL, pyodideVersion} (the version the page's build pinned). */
-async function loader({ indexURL, pyodideVersion }, parts) {
-  const { loadPyodide, version } = await importing(`${indexURL}pyodide.mjs`);
+async function loader(runtime, parts) {
+  const { indexURL, pyodideVersion } = runtime;
+  const { loadPyodide, version } = await scripts(runtime);
   // these hooks are for the pinned version's internals; a later deploy's Pyodide is not this page's
   if (version !== pyodideVersion) throw new Stale("Pyodide", version, pyodideVersion);
-  if (typeof globalThis._createPyodideModule !== "function") await importing(`${indexURL}pyodide.asm.js`);
   factory ??= globalThis._createPyodideModule; // Pyodide's own, wrapped anew for each boot
   globalThis._createPyodideModule = (settings) => {
     // the main module, compiled once per page; a failure to instantiate it (a snapshot's memory

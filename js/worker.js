@@ -43,7 +43,7 @@
 // start other workers (`lockDown`): the site's own code needs none of it after the load, and a
 // learner's code may not have it (the page and the service worker check what they read anyway).
 
-import { fromImage, handOff, LoadError, makeImage, parts, received, Stale } from "./boot.js";
+import { fromImage, handOff, LoadError, makeImage, parts, received, Stale, scripts } from "./boot.js";
 import { Fault, KINDS, OUTPUT } from "./job.js";
 
 // the code version this file was published under (site_build/es_modules.py versioned writes it);
@@ -161,6 +161,7 @@ async function ourWheel(buffer) {
  * other worker starts from (js/boot.js). Resolves to {py, image, made}. */
 async function make(stored) {
   send({ type: "progress", stage: "pyodide.asm.wasm", loaded: 0, total: 0 });
+  scripts(config); // Pyodide's scripts alongside the files below (the boot awaits them)
   const lockFile = bytes(`${config.indexURL}pyodide-lock.json`);
   const lock = await step(
     "pyodide-lock.json",
@@ -194,6 +195,7 @@ function load(stored = null) {
     lastFailedFetch = null;
     if (config.version !== VERSION) throw new Stale("worker.js", VERSION, config.version);
     if (config.image) {
+      scripts(config); // while the image's buffers are read
       pyodide = await step(
         "Python",
         received(config.image).then((image) => fromImage(config, image)),

@@ -95,18 +95,24 @@ async function importing(url) {
 let factory = null; // Pyodide's module factory, as pyodide.asm.js defined it
 let imported = null; // the promise of Pyodide's two scripts, once asked for
 
-/** Pyodide's two scripts, imported together and once per worker: pyodide.mjs (resolved to) and
+/** Pyodide's two scripts, imported together and once per boot: pyodide.mjs (resolved to) and
  * pyodide.asm.js, which defines the module factory. Asked for as soon as the runtime is wanted
- * (js/worker.js), so that neither waits for the wasm to finish downloading. */
+ * (js/worker.js), so that neither waits for the wasm to finish downloading; a failure fails this
+ * boot when it needs them (never tried twice in one boot: the file it names is the first). */
 export function scripts({ indexURL }) {
-  imported ??= Promise.all([
-    importing(`${indexURL}pyodide.mjs`),
-    typeof globalThis._createPyodideModule === "function" ? null : importing(`${indexURL}pyodide.asm.js`),
-  ]).then(([mjs]) => mjs);
-  imported.catch(() => {
-    imported = null; // the next boot asks again (the network may be back)
-  });
+  if (!imported) {
+    imported = Promise.all([
+      importing(`${indexURL}pyodide.mjs`),
+      typeof globalThis._createPyodideModule === "function" ? null : importing(`${indexURL}pyodide.asm.js`),
+    ]).then(([mjs]) => mjs);
+    imported.catch(() => {}); // said where the boot awaits it, not as an unhandled rejection
+  }
   return imported;
+}
+
+/** After a failed boot: the next one asks for the scripts again (the network may be back). */
+export function forgetScripts() {
+  imported = null;
 }
 
 /** Pyodide's loadPyodide, its module factory hooked to start from `parts` ({main, libs, files});

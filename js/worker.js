@@ -43,7 +43,7 @@
 // start other workers (`lockDown`): the site's own code needs none of it after the load, and a
 // learner's code may not have it (the page and the service worker check what they read anyway).
 
-import { fromImage, handOff, LoadError, makeImage, parts, received, Stale, scripts } from "./boot.js";
+import { forgetScripts, fromImage, handOff, LoadError, makeImage, parts, received, Stale, scripts } from "./boot.js";
 import { Fault, KINDS, OUTPUT } from "./job.js";
 
 // the code version this file was published under (site_build/es_modules.py versioned writes it);
@@ -212,6 +212,7 @@ function load(stored = null) {
   })();
   corePromise.catch(() => {
     corePromise = null; // the next job tries again (the network may be back)
+    forgetScripts();
   });
   return corePromise;
 }

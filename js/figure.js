@@ -50,6 +50,7 @@ class Figure {
   async load() {
     if (this.state !== "idle" && this.state !== "failed") return;
     this._move("loading", this.t.figure.loading);
+    const startedOffline = navigator.onLine === false;
     try {
       // by the digest of its numbers: no cache hands it an older build's file
       const url = new URL(`../figures/${this.id}.json?v=${this.root.dataset.version}`, import.meta.url);
@@ -80,6 +81,9 @@ class Figure {
         "failed",
         offline ? this.t.figure.offline : this.t.figure.failed({ message: String(err?.message ?? err) }),
       );
+      // begun offline, and the browser came online meanwhile: its `online` event found this load
+      // still running, so nothing else would try again
+      if (startedOffline && !offline) this.load();
     }
   }
 

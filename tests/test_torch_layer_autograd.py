@@ -612,7 +612,19 @@ def test_op_gradient_matches_torch_with_zero_nan_and_inf_upstream(name: str):
     compare(weighted, *inputs)
 
 
+@pytest.fixture(scope="module")
+def frozen_heap():
+    """What this module's process holds once (torch, hypothesis, the lessons) set aside from the
+    collector (`gc.freeze`): each `gc.collect()` below then looks at the test's own objects only
+    (~0.1 s a collection less, twice per operation)."""
+    gc.collect()
+    gc.freeze()
+    yield
+    gc.unfreeze()
+
+
 @pytest.mark.parametrize("name", sorted(OPS))
+@pytest.mark.usefixtures("frozen_heap")
 def test_op_makes_no_node_for_tensors_without_grad(name: str):
     """A tensor that does not require grad costs nothing: no node, no leaf counted."""
     fn, inputs = OPS[name]

@@ -88,7 +88,11 @@ class Drill {
     if (fromUrl) this._restoreTyped(loadJSON(this.typedKey, null, isRecord));
     // the home page's review list links here (?review=<id>): this drill, its weak tokens masked
     if (new URLSearchParams(location.search).get("review") === this.id) {
-      this.root.scrollIntoView({ block: "start" });
+      // from its heading (the exercise's name, just above it), below the sticky header (site.css)
+      // (past the clean-slate switch js/cleanslate.js puts between them)
+      let heading = (this.root.closest(".rl-after") ?? this.root).previousElementSibling;
+      while (heading?.matches(".rl-clean-slate")) heading = heading.previousElementSibling;
+      (heading?.matches("h2, h3") ? heading : this.root).scrollIntoView({ block: "start" });
       this.inputs[0]?.focus({ preventScroll: true });
     }
   }

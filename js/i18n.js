@@ -120,3 +120,16 @@ export function strings(doc = document) {
   compiled ??= compileAll(siteConfig().strings ?? {}, new Intl.PluralRules(doc.documentElement.lang));
   return compiled;
 }
+
+// a day as each language writes it in full, never as digits whose order a reader must guess
+// ("12/6/2026"): "6 Dec 2026", "2026年12月6日"
+const DAY = {
+  en: ["en-GB", { day: "numeric", month: "short", year: "numeric" }],
+  zh: ["zh-CN", { year: "numeric", month: "long", day: "numeric" }],
+};
+
+/** `date` as the page's language writes a day. */
+export function day(date, lang = document.documentElement.lang) {
+  const [locale, options] = DAY[lang] ?? DAY.en;
+  return new Intl.DateTimeFormat(locale, options).format(date);
+}

@@ -7,7 +7,7 @@
 // Only records of an exercise's current version count: older ones are kept, not counted.
 
 import { drillRecord, el, isRecord, loadJSON, mountAll, PREFIX, STORAGE, saveJSON } from "./dom.js";
-import { strings } from "./i18n.js";
+import { day, strings } from "./i18n.js";
 import { isDue, scheduled } from "./review.js";
 
 const solved = ({ id, version }) => loadJSON(STORAGE.solved + id, null, isRecord)?.version === version;
@@ -71,10 +71,10 @@ class Progress {
     const all = this.chapters.flatMap((chapter) => chapter.exercises.map((e) => ({ ...e, chapter })));
     const items = scheduled(all);
     this.review.hidden = !items.length;
+    if (!items.length) return;
     const due = items.filter((item) => isDue(item.due));
     if (!due.length) {
-      const day = items[0]?.due.toLocaleDateString(document.documentElement.lang);
-      this.review.replaceChildren(el("p", {}, t.progress.reviewNone({ day })));
+      this.review.replaceChildren(el("p", {}, t.progress.reviewNone({ day: day(items[0].due) })));
       return;
     }
     const list = el("ul");

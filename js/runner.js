@@ -50,6 +50,7 @@ class Cell {
     this.editing = false; // the free editor is shown instead of the blanks
     this.synced = this._empty(); // the saved work as this tab last read it (restored, or another tab's)
     this.unsaved = false; // the browser refused the last save (said once, until one succeeds)
+    this.undoable = null; // the work a Reset cleared, while its Undo is offered
     this._buildUi();
     this._restore();
     // the same exercise open in another tab: its saves arrive here
@@ -197,6 +198,7 @@ class Cell {
     }
     this.root.addEventListener("input", () => {
       prefetch();
+      this._endUndo();
       this._save();
     });
     for (const input of this.blanks) {
@@ -384,6 +386,8 @@ class Cell {
   /** Back to the exercise as published; a job of this cell is stopped (every job runs in a fresh
    * interpreter anyway: js/python.js). Old versions' work is kept (offered until discarded). */
   reset() {
+    const typed = this._state();
+    const empty = this._empty();
     this.view.drop(); // its job is stopped, and whatever it says now is not shown
     for (const b of this.blanks) {
       b.value = "";
@@ -395,6 +399,28 @@ class Cell {
     this.synced = this._empty();
     this.output.clear();
     this._notice("");
+    this.undoable = null;
+    if (typed.editor !== null || typed.blanks.join("") !== empty.blanks.join("")) this._offerUndo(typed);
+    else this._offerPrevious();
+  }
+
+  /** After a Reset that cleared typed work: "Cleared — Undo" puts `typed` back (and saves it),
+   * offered until the learner types, runs or checks again (`undoable`: the work it restores). */
+  _offerUndo(typed) {
+    this.undoable = typed;
+    const undo = this._button("undo", this.t.undo, () => {
+      this._apply(typed);
+      this._save();
+      this._endUndo();
+    });
+    this._notice(this.t.resetDone, undo);
+  }
+
+  /** The undo offer is over: the notice is freed, for older versions' work if there is any. */
+  _endUndo() {
+    if (!this.undoable) return;
+    this.undoable = null;
+    this._notice("");
     this._offerPrevious();
   }
 
@@ -405,6 +431,7 @@ class Cell {
    * pass: only Check does. */
   async run() {
     if (this.view.busy) return null;
+    this._endUndo();
     const { code, parts } = this.program(true);
     const job = start("run", { code, parts }, { limitMs: this.timeoutMs });
     let verdict = null;
@@ -473,6 +500,7 @@ class Cell {
   /** Check the function against the reference on random inputs (at least 20 s: many inputs). */
   check() {
     if (this.view.busy) return null;
+    this._endUndo();
     const { code, parts } = this.program(false);
     const job = start(
       "check",

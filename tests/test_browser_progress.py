@@ -179,7 +179,7 @@ def test_a_passed_exercise_comes_back_for_review_and_its_drill_reschedules_it(
     import json
 
     start = datetime.datetime(2026, 12, 2, 10, 0)
-    page = new_page(chromium)
+    page = new_page(chromium, timezone_id="UTC")  # the days below are UTC's
     page.clock.install(time=start)
     page.goto(f"{site_url}/en/")
     review = page.locator("[data-progress] [data-review]")
@@ -195,7 +195,10 @@ def test_a_passed_exercise_comes_back_for_review_and_its_drill_reschedules_it(
     assert first > "2026-12-03"  # days ahead, not minutes
 
     page.goto(f"{site_url}/en/")
-    assert review.inner_text().startswith("Nothing is due for review today; the next review is on")
+    # the day in full, as the language writes it (never "12/6/2026", whose order a reader guesses)
+    due = datetime.datetime.fromisoformat(first.replace("Z", "+00:00"))
+    assert review.inner_text() == ("Nothing is due for review today; the next review is on "
+                                   f"{due.day} {due.strftime('%b')} {due.year}.")
     page.clock.set_system_time(datetime.datetime.fromisoformat(first[:19]))
     page.goto(f"{site_url}/")  # the Chinese home page, on the day
     assert review.inner_text().startswith("今天该复习的练习（1 个）")
@@ -206,6 +209,13 @@ def test_a_passed_exercise_comes_back_for_review_and_its_drill_reschedules_it(
     page.wait_for_load_state("networkidle")
     assert f"review={EXERCISE.replace('/', '%2F')}" in page.url
     drill = page.locator(f"[data-drill='{EXERCISE}']")
+    # it lands with the drill's heading and its toolbar below the sticky header, in the window
+    header = page.locator(".md-header").bounding_box()
+    heading = drill.locator("xpath=../preceding-sibling::h3[1]")
+    check = drill.locator("[data-action='check']").bounding_box()
+    top = header["y"] + header["height"]
+    assert top <= heading.bounding_box()["y"] < top + 40, (header, heading.bounding_box())
+    assert top <= check["y"] and check["y"] + check["height"] <= page.viewport_size["height"]
     data = json.loads(drill.locator("script").text_content())
     inputs = drill.locator("input[data-slot]")
     for k in range(inputs.count()):

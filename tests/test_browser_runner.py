@@ -204,7 +204,7 @@ def test_stop_is_said_again_when_the_learners_code_swallows_the_interrupt(chromi
 
 
 @pytest.mark.fresh_page
-def test_blanks_and_edits_survive_a_reload_and_reset_clears_them(page):
+def test_blanks_and_edits_survive_a_reload_and_reset_clears_them_with_an_undo(page):
     root = page.locator(CELL)
     root.locator("input[data-blank]").nth(0).fill("new_logprobs - old_logprobs")
     root.locator("input[data-blank]").nth(1).fill("log_ratio.exp()")
@@ -223,9 +223,30 @@ def test_blanks_and_edits_survive_a_reload_and_reset_clears_them(page):
     assert root.locator("input[data-blank]").nth(1).input_value() == "log_ratio.exp()"
     other = page.locator("[data-runner='ppo/compute_gae']")
     assert other.locator("textarea").input_value() == "print('my own version')\n"
+    # Reset clears, says so in the page's language, and offers to undo: the edited code and the
+    # editor come back, saved again (a reload keeps them)
+    other.locator("[data-action='reset']").click()
+    notice = other.locator(".rl-notice")
+    assert said("zh", "resetDone").fullmatch(notice.locator("span").inner_text())
+    assert other.locator("textarea").is_hidden()
+    notice.locator("[data-action='undo']").click()
+    assert notice.is_hidden()
+    assert other.locator("textarea").input_value() == "print('my own version')\n"
+    # the blanks' Undo ends when the learner types on: the offer goes, the cleared work stays gone
     root.locator("[data-action='reset']").click()
+    assert root.locator("[data-action='undo']").is_visible()
+    root.locator("input[data-blank]").nth(1).fill("x")
+    assert root.locator("[data-action='undo']").count() == 0
+    # a second Reset, with nothing typed since the first, has nothing to undo
+    root.locator("[data-action='reset']").click()
+    assert root.locator("[data-action='undo']").is_visible()
+    root.locator("[data-action='reset']").click()
+    assert root.locator(".rl-notice").is_hidden()
     page.reload()
     assert page.locator(CELL).locator("input[data-blank]").nth(0).input_value() == ""
+    assert page.locator(CELL).locator("input[data-blank]").nth(1).input_value() == ""
+    other = page.locator("[data-runner='ppo/compute_gae']")
+    assert other.locator("textarea").input_value() == "print('my own version')\n"
 
 
 @pytest.mark.fresh_page
